@@ -1,0 +1,74 @@
+/* tiercc C ABI: NCCL-like calls over tiercc::Communicator. Every call returns a
+ * tiercc_result_t; on failure tiercc_get_last_error() says what was wrong (per thread).
+ * In place when sendbuf == recvbuf, as NCCL defines it. */
+#ifndef TIERCC_TIERCC_H
+#define TIERCC_TIERCC_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tiercc_comm* tiercc_comm_t;
+
+typedef enum {
+  tiercc_success = 0,
+  tiercc_invalid_argument = 1,
+  tiercc_timeout = 2,
+  tiercc_peer_failure = 3,
+  tiercc_transport_error = 4,
+  tiercc_system_error = 5,
+  tiercc_aborted = 6,
+  tiercc_internal_error = 7,
+  tiercc_not_supported = 8
+} tiercc_result_t;
+
+typedef enum {
+  tiercc_f32 = 0, tiercc_f64, tiercc_f16, tiercc_bf16, tiercc_i8,
+  tiercc_u8, tiercc_i32, tiercc_u32, tiercc_i64, tiercc_u64
+} tiercc_datatype_t;
+
+typedef enum { tiercc_sum = 0, tiercc_prod, tiercc_min, tiercc_max, tiercc_avg } tiercc_redop_t;
+
+/** Joins the job described by the environment (TIERCC_STORE/RANK/WORLD_SIZE, torchrun, mpirun). */
+tiercc_result_t tiercc_comm_init_from_env(tiercc_comm_t* comm);
+/** Joins explicitly: store address "host:port", number of ranks, this rank. */
+tiercc_result_t tiercc_comm_init_rank(tiercc_comm_t* comm, const char* store_addr, int nranks, int rank);
+/** Frees the communicator (after its operations finish). NULL is accepted. */
+tiercc_result_t tiercc_comm_destroy(tiercc_comm_t comm);
+/** Fails pending and future operations with tiercc_aborted; destroy it afterwards. */
+tiercc_result_t tiercc_comm_abort(tiercc_comm_t comm);
+
+tiercc_result_t tiercc_comm_rank(tiercc_comm_t comm, int* rank);
+tiercc_result_t tiercc_comm_size(tiercc_comm_t comm, int* size);
+tiercc_result_t tiercc_comm_domain(tiercc_comm_t comm, int* domain);
+tiercc_result_t tiercc_comm_local_rank(tiercc_comm_t comm, int* local_rank);
+tiercc_result_t tiercc_comm_num_domains(tiercc_comm_t comm, int* num_domains);
+
+tiercc_result_t tiercc_allreduce(const void* sendbuf, void* recvbuf, size_t count, tiercc_datatype_t datatype,
+                                 tiercc_redop_t op, tiercc_comm_t comm);
+tiercc_result_t tiercc_reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount,
+                                      tiercc_datatype_t datatype, tiercc_redop_t op, tiercc_comm_t comm);
+tiercc_result_t tiercc_allgather(const void* sendbuf, void* recvbuf, size_t sendcount, tiercc_datatype_t datatype,
+                                 tiercc_comm_t comm);
+tiercc_result_t tiercc_broadcast(const void* sendbuf, void* recvbuf, size_t count, tiercc_datatype_t datatype,
+                                 int root, tiercc_comm_t comm);
+tiercc_result_t tiercc_reduce(const void* sendbuf, void* recvbuf, size_t count, tiercc_datatype_t datatype,
+                              tiercc_redop_t op, int root, tiercc_comm_t comm);
+tiercc_result_t tiercc_alltoall(const void* sendbuf, void* recvbuf, size_t count_per_peer,
+                                tiercc_datatype_t datatype, tiercc_comm_t comm);
+tiercc_result_t tiercc_send(const void* buf, size_t count, tiercc_datatype_t datatype, int peer, tiercc_comm_t comm);
+tiercc_result_t tiercc_recv(void* buf, size_t count, tiercc_datatype_t datatype, int peer, tiercc_comm_t comm);
+tiercc_result_t tiercc_barrier(tiercc_comm_t comm);
+
+/** A fixed description of a result code ("timeout", ...). */
+const char* tiercc_result_string(tiercc_result_t result);
+/** The message of the last failed call on this thread ("" if none). */
+const char* tiercc_get_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TIERCC_TIERCC_H */

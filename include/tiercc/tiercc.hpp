@@ -1,0 +1,120 @@
+// tiercc public C++ API: the Communicator and its collectives.
+// Errors are reported as tiercc::Error (see error.hpp); the C ABI in tiercc.h wraps this.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tiercc/error.hpp"
+#include "tiercc/types.hpp"
+
+namespace tiercc {
+
+class Store;  // bootstrap key/value store (transport/bootstrap/store.hpp)
+
+/// Makes an in-process Store, shared by Communicators created as threads of one process (tests).
+std::shared_ptr<Store> makeInProcessStore();
+
+/// Bytes moved by this rank, split by tier, plus the slow-tier lower bound for the same work.
+struct TierStats {
+  std::uint64_t collectives = 0;      ///< collectives completed on this communicator
+  std::uint64_t scaleUpBytes = 0;     ///< bytes this rank moved inside its domain (tier 0)
+  std::uint64_t scaleOutBytes = 0;    ///< bytes this rank sent across domains (tier 1)
+  std::uint64_t scaleOutBoundBytes = 0;  ///< this rank's share of the slow-tier lower bound
+};
+
+/// Handle of an asynchronous collective. Collectives on one communicator complete in issue order.
+class Work {
+ public:
+  Work();
+  ~Work();
+  Work(Work&&) noexcept;
+  Work& operator=(Work&&) noexcept;
+  /// True when the collective has finished; rethrows its error if it failed.
+  bool test();
+  /// Blocks until done or until `timeout` passes (then throws Error{Timeout}); rethrows failures.
+  void wait(std::chrono::milliseconds timeout = std::chrono::milliseconds::max());
+
+  struct State;
+  explicit Work(std::shared_ptr<State> state);
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+/// A group of ranks that run collectives together; ranks are grouped into scale-up domains.
+class Communicator {
+ public:
+  /// Joins the job described by the environment (TIERCC_STORE/RANK/WORLD_SIZE, torchrun, Open MPI).
+  static Communicator fromEnv();
+  /// Joins explicitly: store address "host:port", world size and this process's rank.
+  Communicator(const std::string& storeAddr, int worldSize, int rank);
+  /// Joins through an existing store (e.g. makeInProcessStore() for threads of one process).
+  Communicator(std::shared_ptr<Store> store, int worldSize, int rank);
+  ~Communicator();
+  Communicator(Communicator&&) noexcept;
+  Communicator& operator=(Communicator&&) noexcept;
+
+  /// This rank's index in [0, size()).
+  int rank() const;
+  /// Number of ranks.
+  int size() const;
+  /// Index of this rank's scale-up domain in [0, numDomains()).
+  int domain() const;
+  /// This rank's index inside its domain.
+  int localRank() const;
+  /// Number of ranks in this rank's domain.
+  int domainSize() const;
+  /// Number of scale-up domains.
+  int numDomains() const;
+
+  /// recv = op over all ranks of send (count elements). In place when send == recv.
+  void allreduce(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op);
+  /// recv (recvCount elements) = this rank's block of op over all ranks of send (size()*recvCount).
+  void reduceScatter(const void* send, void* recv, std::size_t recvCount, DataType dt, ReduceOp op);
+  /// recv (size()*sendCount) = every rank's send (sendCount) in rank order.
+  void allgather(const void* send, void* recv, std::size_t sendCount, DataType dt);
+  /// recv = root's send on every rank (count elements).
+  void broadcast(const void* send, void* recv, std::size_t count, DataType dt, int root);
+  /// root's recv = op over all ranks of send; other ranks' recv is untouched.
+  void reduce(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op, int root);
+  /// Block j of send (countPerPeer) goes to rank j; block i of recv comes from rank i.
+  void alltoall(const void* send, void* recv, std::size_t countPerPeer, DataType dt);
+  /// Point-to-point: sends count elements to peer (matched in order with peer's recv).
+  void send(const void* buf, std::size_t count, DataType dt, int peer);
+  /// Point-to-point: receives count elements from peer.
+  void recv(void* buf, std::size_t count, DataType dt, int peer);
+  /// Returns when every rank has entered the barrier.
+  void barrier();
+
+  /// Asynchronous variants: run in issue order on the communicator's progress thread.
+  Work allreduceAsync(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op);
+  Work reduceScatterAsync(const void* send, void* recv, std::size_t recvCount, DataType dt, ReduceOp op);
+  Work allgatherAsync(const void* send, void* recv, std::size_t sendCount, DataType dt);
+  Work broadcastAsync(const void* send, void* recv, std::size_t count, DataType dt, int root);
+  Work reduceAsync(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op, int root);
+  Work alltoallAsync(const void* send, void* recv, std::size_t countPerPeer, DataType dt);
+  Work barrierAsync();
+
+  /// Collective: ranks with the same color form a new communicator, ordered by (key, rank).
+  /// A negative color returns an empty communicator (valid() == false).
+  Communicator split(int color, int key);
+  /// Fails every pending and future operation of this communicator with Error{Aborted}.
+  void abort();
+  /// False for a moved-from communicator or a split with negative color.
+  bool valid() const;
+  /// Bytes per tier moved so far, against the slow-tier lower bound.
+  TierStats stats() const;
+
+  class Impl;
+
+ private:
+  explicit Communicator(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tiercc
