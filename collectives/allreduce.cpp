@@ -1,0 +1,146 @@
+// The first allreduce: hierarchical and rail-parallel, so that each domain sends the lower
+// bound 2(D-1)/D x S across the slow tier, spread over all of its rails.
+//
+// The message is processed in rounds of one window each. Per round, with k ranks per domain
+// and r = min domain size rails:
+//   1. every rank copies its input chunk into its window            (flag Staged = epoch)
+//   2. local rank j < r reduces slice j from every window, in local-rank order, into scratch
+//   3. across domains, rail j allreduces slice j: a direct reduce-scatter then allgather
+//      among the D ranks of the rail (each reduces one sub-slice, in domain order)
+//   4. the owner copies the final slice into its window            (flag Reduced = epoch)
+//   5. every rank copies every slice into its output              (flag Released = epoch)
+// A rank overwrites its window only after every peer released the previous round.
+#include <cstring>
+
+#include "collectives/context.hpp"
+#include "core/reduce.hpp"
+
+namespace tiercc {
+namespace {
+
+struct Round {
+  std::size_t offset = 0;   // first element of the chunk
+  std::size_t count = 0;    // elements in the chunk
+  std::uint32_t epoch = 0;
+  std::uint64_t tagBase = 0;
+};
+
+// Step 3: allreduce `buf` (count elements) among the ranks of this rank's rail.
+void railAllreduce(CollContext& ctx, std::byte* buf, std::size_t count, std::size_t es, DataType dt,
+                   ReduceOp op, const Round& round) {
+  const Topology& t = ctx.topo;
+  const int numDomains = t.numDomains(), myDomain = t.domain(), rail = t.localRank();
+  std::byte* rx = ctx.scratch.receive.data();
+  auto [myBegin, myEnd] = partition(count, numDomains, myDomain);
+  const std::size_t myBytes = (myEnd - myBegin) * es;
+
+  // Reduce-scatter: sub-slice d goes to the rail's rank in domain d; ours arrives in rx[d].
+  std::vector<TransferOp> ops;
+  ops.reserve(2 * numDomains);
+  for (int d = 0; d < numDomains; ++d) {
+    if (d == myDomain) continue;
+    auto [b, e] = partition(count, numDomains, d);
+    int peer = t.rankAt(d, rail);
+    ops.push_back({peer, true, round.tagBase, buf + b * es, (e - b) * es});
+    ops.push_back({peer, false, round.tagBase, rx + d * myBytes, myBytes});
+  }
+  std::vector<TransferOp*> pending;
+  for (TransferOp& o : ops) {
+    o.isSend ? ctx.transport->isend(o) : ctx.transport->irecv(o);
+    pending.push_back(&o);
+    if (o.isSend) ctx.stats.scaleOutBytes += o.len;
+  }
+  ctx.transport->wait(pending, ctx.deadline, ctx.what);
+
+  // Reduce our sub-slice in domain order, so the result does not depend on who computes it.
+  std::memcpy(rx + myDomain * myBytes, buf + myBegin * es, myBytes);
+  std::byte* mine = buf + myBegin * es;
+  const std::size_t n = myEnd - myBegin;
+  if (numDomains >= 2) reduce3(mine, rx, rx + myBytes, n, dt, op);
+  for (int d = 2; d < numDomains; ++d) reduceInto(mine, rx + d * myBytes, n, dt, op);
+
+  // Allgather: our reduced sub-slice to every rail peer, theirs straight into place.
+  ops.clear();
+  pending.clear();
+  for (int d = 0; d < numDomains; ++d) {
+    if (d == myDomain) continue;
+    auto [b, e] = partition(count, numDomains, d);
+    int peer = t.rankAt(d, rail);
+    ops.push_back({peer, true, round.tagBase + 1, mine, myBytes});
+    ops.push_back({peer, false, round.tagBase + 1, buf + b * es, (e - b) * es});
+  }
+  for (TransferOp& o : ops) {
+    o.isSend ? ctx.transport->isend(o) : ctx.transport->irecv(o);
+    pending.push_back(&o);
+    if (o.isSend) ctx.stats.scaleOutBytes += o.len;
+  }
+  ctx.transport->wait(pending, ctx.deadline, ctx.what);
+}
+
+void runRound(CollContext& ctx, const std::byte* send, std::byte* recv, std::size_t es, DataType dt,
+              ReduceOp op, const Round& round) {
+  Domain& dom = ctx.domain;
+  const int k = dom.size(), me = dom.localRank(), rails = ctx.topo.minDomainSize();
+  const std::size_t bytes = round.count * es;
+
+  // 1. Stage, once every peer has finished reading our window from the previous round.
+  for (int p = 0; p < k; ++p)
+    if (p != me) dom.waitUntil(p, kFlagReleased, round.epoch - 1, ctx.deadline, ctx.what);
+  std::memcpy(dom.window(me), send + round.offset * es, bytes);
+  dom.signal(kFlagStaged, round.epoch);
+
+  // 2-4. Owners of a slice reduce it inside the domain, then across domains along their rail.
+  if (me < rails) {
+    auto [b, e] = partition(round.count, rails, me);
+    const std::size_t n = e - b, sliceOff = b * es;
+    std::byte* acc = ctx.scratch.accumulate.data();
+    for (int p = 0; p < k; ++p)
+      if (p != me) dom.waitUntil(p, kFlagStaged, round.epoch, ctx.deadline, ctx.what);
+    if (k == 1) {
+      std::memcpy(acc, dom.window(0) + sliceOff, n * es);
+    } else {
+      reduce3(acc, dom.window(0) + sliceOff, dom.window(1) + sliceOff, n, dt, op);
+      for (int p = 2; p < k; ++p) reduceInto(acc, dom.window(p) + sliceOff, n, dt, op);
+    }
+    ctx.stats.scaleUpBytes += (k - 1) * n * es;
+    if (ctx.topo.numDomains() > 1 && n > 0) railAllreduce(ctx, acc, n, es, dt, op, round);
+    if (op == ReduceOp::Avg) finishAvg(acc, n, dt, ctx.topo.size());
+    std::memcpy(dom.window(me) + sliceOff, acc, n * es);
+    dom.signal(kFlagReduced, round.epoch);
+  }
+
+  // 5. Gather every slice into the output.
+  for (int j = 0; j < rails; ++j) {
+    auto [b, e] = partition(round.count, rails, j);
+    if (j != me) {
+      dom.waitUntil(j, kFlagReduced, round.epoch, ctx.deadline, ctx.what);
+      ctx.stats.scaleUpBytes += (e - b) * es;
+    }
+    std::memcpy(recv + (round.offset + b) * es, dom.window(j) + b * es, (e - b) * es);
+  }
+  dom.signal(kFlagReleased, round.epoch);
+}
+
+}  // namespace
+
+void allreduceHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t count,
+                           DataType dt, ReduceOp op) {
+  const std::size_t es = dataTypeSize(dt);
+  const std::size_t perRound = ctx.domain.windowBytes() / es;
+  const auto* in = static_cast<const std::byte*>(send);
+  auto* out = static_cast<std::byte*>(recv);
+  std::uint64_t chunk = 0;
+  for (std::size_t offset = 0; offset < count; offset += perRound, ++chunk) {
+    Round round;
+    round.offset = offset;
+    round.count = std::min(perRound, count - offset);
+    round.epoch = ++ctx.epoch;
+    round.tagBase = (ctx.seq << 32) | (chunk << 2);
+    runRound(ctx, in, out, es, dt, op, round);
+  }
+  const int D = ctx.topo.numDomains();
+  const double domainBound = 2.0 * (D - 1) / D * static_cast<double>(count * es);
+  ctx.stats.scaleOutBoundBytes += static_cast<std::uint64_t>(domainBound / ctx.topo.domainSize());
+}
+
+}  // namespace tiercc

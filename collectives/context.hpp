@@ -1,0 +1,54 @@
+// What a collective algorithm runs on: the two tiers through their interfaces, the topology,
+// persistent scratch space, and the bookkeeping it must keep (epochs, byte counts).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/deadline.hpp"
+#include "core/topology.hpp"
+#include "scaleup-emu/domain.hpp"
+#include "tiercc/tiercc.hpp"
+#include "transport/transport.hpp"
+
+namespace tiercc {
+
+/// Domain flags as the collectives use them (each rank owns one of each).
+enum DomainFlag : int {
+  kFlagStaged = 0,    ///< this rank's input for the current round is in its window
+  kFlagReduced = 1,   ///< this rank's slice of the round is final, in its window
+  kFlagReleased = 2,  ///< this rank has finished reading its peers' windows for the round
+};
+
+/// Buffers allocated once per communicator and reused: no allocation per call.
+struct Scratch {
+  std::vector<std::byte> accumulate;  ///< the slice being reduced (window-sized)
+  std::vector<std::byte> receive;     ///< slices arriving from other domains (window-sized)
+};
+
+struct CollContext {
+  const Topology& topo;
+  Domain& domain;
+  Transport* transport;        ///< null when there is only one domain
+  Scratch& scratch;
+  std::uint32_t& epoch;        ///< round counter shared by the ranks of the domain
+  TierStats& stats;
+  std::uint64_t seq;           ///< this collective's sequence number (same on every rank)
+  std::string what;            ///< "allreduce #12", the start of every error message
+  Deadline deadline;
+};
+
+/// [begin, end) of part `i` when n items are split into `parts` nearly equal parts.
+inline std::pair<std::size_t, std::size_t> partition(std::size_t n, std::size_t parts, std::size_t i) {
+  std::size_t base = n / parts, extra = n % parts;
+  std::size_t begin = i * base + std::min(i, extra);
+  return {begin, begin + base + (i < extra ? 1 : 0)};
+}
+
+/// Hierarchical, rail-parallel allreduce: reduce-scatter inside the domain, an allreduce per
+/// rail across domains on each slice, allgather inside the domain. Arguments are validated.
+void allreduceHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t count,
+                           DataType dt, ReduceOp op);
+
+}  // namespace tiercc

@@ -1,0 +1,147 @@
+// The C ABI (tiercc.h): each call converts exceptions into a result code and a thread-local
+// message. A tiercc_comm is a Communicator plus a tombstone check against use after destroy.
+#include "tiercc/tiercc.h"
+
+#include <string>
+
+#include "core/errors.hpp"
+#include "tiercc/tiercc.hpp"
+
+struct tiercc_comm {
+  static constexpr unsigned kLive = 0x71e7cc01, kDead = 0xdeadcc01;
+  unsigned magic = kLive;
+  tiercc::Communicator comm;
+};
+
+namespace {
+
+thread_local std::string tLastError;
+
+tiercc_result_t setError(tiercc_result_t code, const std::string& message) {
+  tLastError = message;
+  return code;
+}
+
+template <typename F>
+tiercc_result_t guarded(F&& f) {
+  try {
+    f();
+    return tiercc_success;
+  } catch (const tiercc::Error& e) {
+    return setError(static_cast<tiercc_result_t>(e.code()), e.what());
+  } catch (const std::bad_alloc&) {
+    return setError(tiercc_system_error, "out of memory");
+  } catch (const std::exception& e) {
+    return setError(tiercc_internal_error, e.what());
+  }
+}
+
+tiercc::Communicator& use(tiercc_comm_t comm, const char* call) {
+  if (!comm) tiercc::fail(tiercc::ErrorCode::InvalidArgument, call, ": communicator is NULL");
+  if (comm->magic != tiercc_comm::kLive)
+    tiercc::fail(tiercc::ErrorCode::InvalidArgument, call, ": communicator was destroyed");
+  return comm->comm;
+}
+
+template <typename T>
+T* out(T* p, const char* call) {
+  if (!p) tiercc::fail(tiercc::ErrorCode::InvalidArgument, call, ": output pointer is NULL");
+  return p;
+}
+
+tiercc::DataType dt(tiercc_datatype_t d) { return static_cast<tiercc::DataType>(d); }
+tiercc::ReduceOp rop(tiercc_redop_t o) { return static_cast<tiercc::ReduceOp>(o); }
+
+}  // namespace
+
+extern "C" {
+
+tiercc_result_t tiercc_comm_init_from_env(tiercc_comm_t* comm) {
+  return guarded([&] {
+    out(comm, "tiercc_comm_init_from_env");
+    *comm = new tiercc_comm{tiercc_comm::kLive, tiercc::Communicator::fromEnv()};
+  });
+}
+
+tiercc_result_t tiercc_comm_init_rank(tiercc_comm_t* comm, const char* store_addr, int nranks, int rank) {
+  return guarded([&] {
+    out(comm, "tiercc_comm_init_rank");
+    if (!store_addr) tiercc::fail(tiercc::ErrorCode::InvalidArgument, "tiercc_comm_init_rank: store_addr is NULL");
+    *comm = new tiercc_comm{tiercc_comm::kLive, tiercc::Communicator(store_addr, nranks, rank)};
+  });
+}
+
+tiercc_result_t tiercc_comm_destroy(tiercc_comm_t comm) {
+  if (!comm) return tiercc_success;
+  return guarded([&] {
+    use(comm, "tiercc_comm_destroy");
+    // The handle itself is kept as a tombstone (a few bytes), so that a later call on it is
+    // reported as "destroyed" instead of touching freed memory.
+    comm->magic = tiercc_comm::kDead;
+    tiercc::Communicator gone(std::move(comm->comm));
+  });
+}
+
+tiercc_result_t tiercc_comm_abort(tiercc_comm_t comm) {
+  return guarded([&] { use(comm, "tiercc_comm_abort").abort(); });
+}
+
+#define TIERCC_GETTER(fn, method) \
+  tiercc_result_t fn(tiercc_comm_t comm, int* value) { \
+    return guarded([&] { *out(value, #fn) = use(comm, #fn).method(); }); \
+  }
+TIERCC_GETTER(tiercc_comm_rank, rank)
+TIERCC_GETTER(tiercc_comm_size, size)
+TIERCC_GETTER(tiercc_comm_domain, domain)
+TIERCC_GETTER(tiercc_comm_local_rank, localRank)
+TIERCC_GETTER(tiercc_comm_num_domains, numDomains)
+#undef TIERCC_GETTER
+
+tiercc_result_t tiercc_allreduce(const void* s, void* r, size_t count, tiercc_datatype_t d, tiercc_redop_t op,
+                                 tiercc_comm_t comm) {
+  return guarded([&] { use(comm, "tiercc_allreduce").allreduce(s, r, count, dt(d), rop(op)); });
+}
+
+tiercc_result_t tiercc_reduce_scatter(const void* s, void* r, size_t recvcount, tiercc_datatype_t d,
+                                      tiercc_redop_t op, tiercc_comm_t comm) {
+  return guarded([&] { use(comm, "tiercc_reduce_scatter").reduceScatter(s, r, recvcount, dt(d), rop(op)); });
+}
+
+tiercc_result_t tiercc_allgather(const void* s, void* r, size_t sendcount, tiercc_datatype_t d, tiercc_comm_t comm) {
+  return guarded([&] { use(comm, "tiercc_allgather").allgather(s, r, sendcount, dt(d)); });
+}
+
+tiercc_result_t tiercc_broadcast(const void* s, void* r, size_t count, tiercc_datatype_t d, int root,
+                                 tiercc_comm_t comm) {
+  return guarded([&] { use(comm, "tiercc_broadcast").broadcast(s, r, count, dt(d), root); });
+}
+
+tiercc_result_t tiercc_reduce(const void* s, void* r, size_t count, tiercc_datatype_t d, tiercc_redop_t op, int root,
+                              tiercc_comm_t comm) {
+  return guarded([&] { use(comm, "tiercc_reduce").reduce(s, r, count, dt(d), rop(op), root); });
+}
+
+tiercc_result_t tiercc_alltoall(const void* s, void* r, size_t count_per_peer, tiercc_datatype_t d,
+                                tiercc_comm_t comm) {
+  return guarded([&] { use(comm, "tiercc_alltoall").alltoall(s, r, count_per_peer, dt(d)); });
+}
+
+tiercc_result_t tiercc_send(const void* buf, size_t count, tiercc_datatype_t d, int peer, tiercc_comm_t comm) {
+  return guarded([&] { use(comm, "tiercc_send").send(buf, count, dt(d), peer); });
+}
+
+tiercc_result_t tiercc_recv(void* buf, size_t count, tiercc_datatype_t d, int peer, tiercc_comm_t comm) {
+  return guarded([&] { use(comm, "tiercc_recv").recv(buf, count, dt(d), peer); });
+}
+
+tiercc_result_t tiercc_barrier(tiercc_comm_t comm) {
+  return guarded([&] { use(comm, "tiercc_barrier").barrier(); });
+}
+
+const char* tiercc_result_string(tiercc_result_t result) {
+  return tiercc::toString(static_cast<tiercc::ErrorCode>(result));
+}
+
+const char* tiercc_get_last_error(void) { return tLastError.c_str(); }
+
+}  // extern "C"

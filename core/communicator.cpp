@@ -1,0 +1,296 @@
+// Communicator lifecycle: joining the store, building the topology, wiring the two tiers,
+// split, abort, statistics and teardown.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include "core/communicator_impl.hpp"
+#include "core/env.hpp"
+#include "core/errors.hpp"
+#include "core/log.hpp"
+#include "core/params.hpp"
+#include "scaleup-emu/shm/shm_domain.hpp"
+#include "transport/bootstrap/store.hpp"
+#include "transport/tcp/tcp_transport.hpp"
+
+namespace tiercc {
+namespace {
+
+std::string randomHex(int bytes) {
+  std::string out;
+  int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  static const char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < bytes; ++i) {
+    unsigned char b = 0;
+    if (fd < 0 || ::read(fd, &b, 1) != 1) b = static_cast<unsigned char>(std::rand());
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  if (fd >= 0) ::close(fd);
+  return out;
+}
+
+std::string hashHex(const std::string& s) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016zx", std::hash<std::string>{}(s));
+  return std::string(buf, 8);
+}
+
+int envInt(const char* name, int fallback) {
+  std::string text = params::raw(name);
+  return text.empty() ? fallback : static_cast<int>(params::getInt(name));
+}
+
+}  // namespace
+
+Communicator::Impl::Impl(CommSetup setup) : setup_(std::move(setup)) {
+  TIERCC_REQUIRE_ARG(setup_.size >= 1, "world size must be at least 1, got ", setup_.size);
+  TIERCC_REQUIRE_ARG(setup_.rank >= 0 && setup_.rank < setup_.size, "rank ", setup_.rank,
+                     " is not in [0, ", setup_.size, ")");
+  timeout_ = params::getDuration("TIERCC_TIMEOUT");
+  store_ = std::make_shared<PrefixStore>(setup_.baseStore, setup_.prefix);
+  if (!setup_.forcedDomain) log::setRank(setup_.rank);
+  initTiers();
+  TIERCC_LOG(Info, Init) << "communicator ready: rank " << topo_.rank() << " of " << topo_.size() << ", "
+                         << topo_.describe() << ", scale-up " << domain_->name() << ", scale-out "
+                         << (transport_ ? transport_->name() : "none (one domain)");
+}
+
+void Communicator::Impl::initTiers() {
+  Deadline deadline = Deadline::after(timeout_);
+  const int rank = setup_.rank, size = setup_.size;
+  if (setup_.jobId.empty()) {
+    if (rank == 0) store_->setString("jobid", randomHex(6));
+    setup_.jobId = store_->getString("jobid", deadline);
+  }
+
+  // Publish who we are, then read everyone.
+  std::string transport = params::getString("TIERCC_TRANSPORT");
+  if (transport != "tcp")
+    fail(ErrorCode::NotSupported, "TIERCC_TRANSPORT=", transport,
+         ": only tcp is available in this build so far (ucx and ibverbs come with the scale-out tier)");
+  listener_ = std::make_unique<TcpListener>(params::getString("TIERCC_SOCKET_IFADDR"));
+  RankInfo mine;
+  mine.hostId = localHostId();
+  mine.pid = static_cast<int>(getpid());
+  mine.domainId = setup_.forcedDomain ? *setup_.forcedDomain : envInt("TIERCC_DOMAIN_ID", -1);
+  mine.domainSize = setup_.forcedDomain ? 0 : envInt("TIERCC_DOMAIN_SIZE", 0);
+  TIERCC_REQUIRE_ARG(mine.domainSize >= 0, "TIERCC_DOMAIN_SIZE must be positive, got ", mine.domainSize);
+  TIERCC_REQUIRE_ARG(mine.domainId >= -1, "TIERCC_DOMAIN_ID must be non-negative, got ", mine.domainId);
+  mine.netAddr = listener_->endpoint();
+  store_->setString("rank/" + std::to_string(rank), mine.encode());
+  std::vector<RankInfo> all(size);
+  for (int r = 0; r < size; ++r) all[r] = RankInfo::decode(store_->getString("rank/" + std::to_string(r), deadline));
+  topo_ = Topology::build(all, rank);
+
+  // Tier 0: the domain's ranks must share a host for the shm backend.
+  const int dom = topo_.domain();
+  std::vector<std::string> names;
+  for (int member : topo_.members(dom)) {
+    if (all[member].hostId != mine.hostId)
+      fail(ErrorCode::NotSupported, "domain ", dom, " spans hosts (", topo_.nameRank(member), " is on ",
+           all[member].hostId, ", this rank on ", mine.hostId,
+           "): domains across hosts need the emulated scale-up backend, which is not built yet");
+    names.push_back(topo_.nameRank(member));
+  }
+  ShmDomainConfig shm;
+  shm.segmentPrefix = "/tiercc-" + setup_.jobId + "-" + hashHex(setup_.prefix) + "-d" + std::to_string(dom);
+  shm.localRank = topo_.localRank();
+  shm.peerNames = names;
+  shm.windowBytes = static_cast<std::size_t>(params::getInt("TIERCC_SHM_CHUNK"));
+  TIERCC_REQUIRE_ARG(shm.windowBytes >= 4096 && shm.windowBytes % 64 == 0,
+                     "TIERCC_SHM_CHUNK must be a multiple of 64 and at least 4096, got ", shm.windowBytes);
+  shm.setupDeadline = deadline;
+  PrefixStore domainStore(store_, "shm/d" + std::to_string(dom) + "/");
+  domain_ = std::make_unique<ShmDomain>(domainStore, shm);
+
+  // Tier 1: one connection per rail peer (same local rank, other domains).
+  if (topo_.numDomains() > 1) {
+    TcpTransportConfig tc;
+    tc.rank = rank;
+    for (int d = 0; d < topo_.numDomains(); ++d)
+      if (d != dom && topo_.localRank() < topo_.domainSize(d)) tc.peers.push_back(topo_.rankAt(d, topo_.localRank()));
+    tc.peerEndpoint = [all](int r) { return all[r].netAddr; };
+    tc.peerName = [this](int r) { return topo_.nameRank(r); };
+    tc.setupDeadline = deadline;
+    transport_ = std::make_unique<TcpTransport>(*listener_, tc);
+  }
+  scratch_.accumulate.resize(shm.windowBytes);
+  scratch_.receive.resize(shm.windowBytes + 8 * static_cast<std::size_t>(topo_.numDomains()));
+}
+
+Communicator::Impl::~Impl() {
+  try {
+    queue_.shutdown();  // finish queued work while the tiers still exist
+    writeStatsFile();
+    exitRendezvous();
+  } catch (const std::exception& e) {
+    TIERCC_LOG(Warn, Init) << "communicator teardown: " << e.what();
+  }
+}
+
+// The rank hosting the store keeps it up until every rank has said goodbye (bounded).
+void Communicator::Impl::exitRendezvous() {
+  if (aborted_.load()) return;
+  std::int64_t left = store_->add("exit", 1);
+  if (!setup_.hostedServer || setup_.hostedServer.use_count() > 1) return;
+  Deadline deadline = Deadline::after(std::min(timeout_, std::chrono::milliseconds(30000)));
+  while (left < setup_.size && !deadline.expired()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    left = store_->add("exit", 0);
+  }
+}
+
+TierStats Communicator::Impl::stats() const {
+  std::lock_guard<std::mutex> lock(statsMutex_);
+  return stats_;
+}
+
+void Communicator::Impl::writeStatsFile() const {
+  std::string path = params::getString("TIERCC_STATS");
+  if (path.empty()) return;
+  TierStats s = stats();
+  std::ofstream out(path, std::ios::app);
+  out << "{\"rank\":" << topo_.rank() << ",\"size\":" << topo_.size() << ",\"domain\":" << topo_.domain()
+      << ",\"local_rank\":" << topo_.localRank() << ",\"collectives\":" << s.collectives
+      << ",\"scaleup_bytes\":" << s.scaleUpBytes << ",\"scaleout_bytes\":" << s.scaleOutBytes
+      << ",\"scaleout_bound_bytes\":" << s.scaleOutBoundBytes << "}\n";
+}
+
+void Communicator::Impl::abort() {
+  if (aborted_.exchange(true)) return;
+  TIERCC_LOG(Warn, Init) << "communicator aborted";
+  if (domain_) domain_->abort();
+  if (transport_) transport_->abort();
+}
+
+std::unique_ptr<Communicator::Impl> Communicator::Impl::split(int color, int key) {
+  const std::string tag = "split" + std::to_string(splitCount_++) + "/";
+  Deadline deadline = Deadline::after(timeout_);
+  store_->setString(tag + std::to_string(topo_.rank()), std::to_string(color) + " " + std::to_string(key));
+  struct Member { int key, rank; };
+  std::vector<Member> group;
+  for (int r = 0; r < topo_.size(); ++r) {
+    int c = 0, k = 0;
+    std::sscanf(store_->getString(tag + std::to_string(r), deadline).c_str(), "%d %d", &c, &k);
+    if (c == color && color >= 0) group.push_back({k, r});
+  }
+  if (color < 0) return nullptr;
+  std::stable_sort(group.begin(), group.end(), [](const Member& a, const Member& b) {
+    return a.key != b.key ? a.key < b.key : a.rank < b.rank;
+  });
+  CommSetup child;
+  child.baseStore = setup_.baseStore;
+  child.hostedServer = setup_.hostedServer;
+  child.prefix = setup_.prefix + tag + "c" + std::to_string(color) + "/";
+  child.jobId = setup_.jobId;
+  child.size = static_cast<int>(group.size());
+  for (int i = 0; i < child.size; ++i)
+    if (group[i].rank == topo_.rank()) child.rank = i;
+  child.forcedDomain = topo_.domain();
+  return std::make_unique<Impl>(std::move(child));
+}
+
+}  // namespace tiercc
+
+// ---- public Communicator: construction and accessors ---------------------------------------
+
+namespace tiercc {
+namespace {
+
+// Rank 0 hosts the store itself when no launcher does (mpirun, torchrun, explicit init):
+// it tries to bind the address; if that fails, someone else serves it and rank 0 connects.
+std::shared_ptr<TcpStoreServer> maybeHostStore(const std::string& host, std::uint16_t port, int rank) {
+  if (rank != 0 || std::getenv("TIERCC_LOCAL_LAUNCH")) return nullptr;
+  try {
+    auto server = std::make_shared<TcpStoreServer>(host, port);
+    TIERCC_LOG(Info, Store) << "rank 0 hosts the store at " << host << ":" << port;
+    return server;
+  } catch (const Error& e) {
+    TIERCC_LOG(Info, Store) << "not hosting the store at " << host << ":" << port << " (" << e.what()
+                            << "); connecting to it";
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+// Each communicator created on a store gets its own namespace: the n-th one a rank creates is
+// "tiercc/<n>/" (ranks create their communicators in the same order, as with MPI).
+static std::string rootPrefix(Store& store, int rank) {
+  return "tiercc/" + std::to_string(store.add("tiercc/generation/" + std::to_string(rank), 1)) + "/";
+}
+
+Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Communicator Communicator::fromEnv() {
+  LaunchEnv env = readLaunchEnv();
+  return Communicator(env.storeAddr, env.worldSize, env.rank);
+}
+
+Communicator::Communicator(const std::string& storeAddr, int worldSize, int rank) {
+  TIERCC_REQUIRE_ARG(worldSize >= 1, "world size must be at least 1, got ", worldSize);
+  TIERCC_REQUIRE_ARG(rank >= 0 && rank < worldSize, "rank ", rank, " is not in [0, ", worldSize, ")");
+  std::string host;
+  std::uint16_t port = 0;
+  parseHostPort(storeAddr, host, port);
+  CommSetup setup;
+  setup.hostedServer = maybeHostStore(host, port, rank);
+  setup.baseStore = connectTcpStore(host, port, Deadline::after(params::getDuration("TIERCC_TIMEOUT")));
+  setup.prefix = rootPrefix(*setup.baseStore, rank);
+  setup.rank = rank;
+  setup.size = worldSize;
+  impl_ = std::make_unique<Impl>(std::move(setup));
+}
+
+Communicator::Communicator(std::shared_ptr<Store> store, int worldSize, int rank) {
+  TIERCC_REQUIRE_ARG(store != nullptr, "store is null");
+  TIERCC_REQUIRE_ARG(worldSize >= 1, "world size must be at least 1, got ", worldSize);
+  TIERCC_REQUIRE_ARG(rank >= 0 && rank < worldSize, "rank ", rank, " is not in [0, ", worldSize, ")");
+  CommSetup setup;
+  setup.baseStore = std::move(store);
+  setup.prefix = rootPrefix(*setup.baseStore, rank);
+  setup.rank = rank;
+  setup.size = worldSize;
+  impl_ = std::make_unique<Impl>(std::move(setup));
+}
+
+Communicator::~Communicator() = default;
+Communicator::Communicator(Communicator&&) noexcept = default;
+Communicator& Communicator::operator=(Communicator&&) noexcept = default;
+
+namespace {
+const Topology& topo(const std::unique_ptr<Communicator::Impl>& impl) {
+  if (!impl) fail(ErrorCode::InvalidArgument, "empty communicator (moved from, or split with a negative color)");
+  return impl->topology();
+}
+}  // namespace
+
+int Communicator::rank() const { return topo(impl_).rank(); }
+int Communicator::size() const { return topo(impl_).size(); }
+int Communicator::domain() const { return topo(impl_).domain(); }
+int Communicator::localRank() const { return topo(impl_).localRank(); }
+int Communicator::domainSize() const { return topo(impl_).domainSize(); }
+int Communicator::numDomains() const { return topo(impl_).numDomains(); }
+bool Communicator::valid() const { return impl_ != nullptr; }
+
+Communicator Communicator::split(int color, int key) {
+  topo(impl_);
+  if (impl_->aborted()) fail(ErrorCode::Aborted, "split: the communicator was aborted");
+  return Communicator(impl_->split(color, key));
+}
+
+void Communicator::abort() {
+  if (impl_) impl_->abort();
+}
+
+TierStats Communicator::stats() const {
+  topo(impl_);
+  return impl_->stats();
+}
+
+}  // namespace tiercc

@@ -1,0 +1,74 @@
+// Communicator::Impl: what a communicator owns once initialised (store view, topology, the two
+// tiers, scratch space, statistics) and the entry points the public API and C ABI call.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collectives/context.hpp"
+#include "core/op_queue.hpp"
+#include "core/topology.hpp"
+#include "tiercc/tiercc.hpp"
+
+namespace tiercc {
+
+class Store;
+class TcpStoreServer;
+class TcpListener;
+
+/// How a communicator is being created: from scratch, or as a split of a parent.
+struct CommSetup {
+  std::shared_ptr<Store> baseStore;
+  std::shared_ptr<TcpStoreServer> hostedServer;  ///< set on the rank that hosts the store
+  std::string prefix;                            ///< store namespace of this communicator
+  std::string jobId;                             ///< empty: rank 0 makes one
+  int rank = 0;
+  int size = 0;
+  std::optional<int> forcedDomain;               ///< a split keeps its parent's domains
+};
+
+class Communicator::Impl {
+ public:
+  explicit Impl(CommSetup setup);
+  ~Impl();
+
+  const Topology& topology() const { return topo_; }
+  TierStats stats() const;
+  void abort();
+  bool aborted() const { return aborted_.load(); }
+  std::unique_ptr<Impl> split(int color, int key);
+
+  /// Runs a collective in order with the others: inline (blocking) or on the worker (async).
+  void runBlocking(const char* name, std::function<void(CollContext&)> body);
+  Work runAsync(const char* name, std::function<void(CollContext&)> body);
+
+ private:
+  void initTiers();
+  void execute(const char* name, std::uint64_t seq, const std::function<void(CollContext&)>& body);
+  void writeStatsFile() const;
+  void failed(const Error& e);
+  void exitRendezvous();
+
+  CommSetup setup_;
+  std::shared_ptr<Store> store_;  // prefixed view for this communicator
+  std::chrono::milliseconds timeout_;
+  Topology topo_;
+  std::unique_ptr<TcpListener> listener_;
+  std::unique_ptr<Domain> domain_;
+  std::unique_ptr<Transport> transport_;
+  Scratch scratch_;
+  std::uint32_t epoch_ = 0;
+  std::atomic<std::uint64_t> nextSeq_{0};  // assigned at issue, so async calls keep their order
+  std::uint64_t splitCount_ = 0;
+  mutable std::mutex statsMutex_;
+  TierStats stats_;
+  std::atomic<bool> aborted_{false};
+  std::exception_ptr brokenBy_;  // the error that stopped this communicator, if any
+  OpQueue queue_;  // shut down first in ~Impl, so queued work finishes while the tiers exist
+};
+
+}  // namespace tiercc

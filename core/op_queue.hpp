@@ -1,0 +1,47 @@
+// OpQueue: runs a communicator's operations one at a time and in issue order, either on its
+// worker thread (async calls, which return a Work) or inline on the caller's thread (blocking
+// calls, which first let earlier async operations finish).
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "tiercc/tiercc.hpp"
+
+namespace tiercc {
+
+struct Work::State {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool done = false;
+  std::exception_ptr error;
+  void finish(std::exception_ptr e);
+};
+
+class OpQueue {
+ public:
+  OpQueue() = default;
+  ~OpQueue();
+  /// Queues fn for the worker thread (started on first use).
+  Work submit(std::function<void()> fn);
+  /// Runs fn on this thread after every queued operation has finished.
+  void runInline(const std::function<void()>& fn);
+  /// Lets queued operations finish, then stops the worker thread.
+  void shutdown();
+
+ private:
+  void workerLoop();
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::pair<std::function<void()>, std::shared_ptr<Work::State>>> queue_;
+  bool busy_ = false;  // the worker is running an operation
+  bool stopping_ = false;
+  std::mutex execMutex_;  // one operation at a time, worker or inline
+  std::thread worker_;
+};
+
+}  // namespace tiercc

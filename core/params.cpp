@@ -1,0 +1,88 @@
+// The TIERCC_* parameter registry. Every parameter tiercc reads is declared in kParams below,
+// once, with its type, default and description; `tiercc-info --params` prints this table.
+#include "core/params.hpp"
+
+#include <cctype>
+#include <cstdlib>
+
+#include "core/errors.hpp"
+
+namespace tiercc::params {
+namespace {
+
+const std::vector<Info> kParams = {
+    {"TIERCC_STORE", "string", "", "bootstrap store address host:port (set by tiercc-run)"},
+    {"TIERCC_RANK", "int", "", "this process's rank (also OMPI_COMM_WORLD_RANK, RANK)"},
+    {"TIERCC_WORLD_SIZE", "int", "", "number of ranks (also OMPI_COMM_WORLD_SIZE, WORLD_SIZE)"},
+    {"TIERCC_DOMAIN_SIZE", "int", "", "group consecutive ranks into scale-up domains of this size"},
+    {"TIERCC_DOMAIN_ID", "int", "", "this rank's scale-up domain (any integer; overrides host detection)"},
+    {"TIERCC_TIMEOUT", "duration", "300s", "deadline of every blocking wait (e.g. 300s, 1500ms, 5m)"},
+    {"TIERCC_TRANSPORT", "string", "tcp", "scale-out transport: tcp (ucx and ibverbs come with the scale-out tier)"},
+    {"TIERCC_SOCKET_IFADDR", "string", "127.0.0.1", "address the TCP scale-out transport listens on"},
+    {"TIERCC_SHM_CHUNK", "int", "4194304", "bytes per rank of the shared-memory staging window"},
+    {"TIERCC_DEBUG", "string", "WARN", "log level: NONE, WARN, INFO, TRACE"},
+    {"TIERCC_DEBUG_SUBSYS", "string", "ALL", "log subsystems: INIT,SHM,NET,COLL,PLAN,STORE,TUNE (^X excludes)"},
+    {"TIERCC_STATS", "string", "", "file to append per-communicator tier statistics to (JSON lines) at destroy"},
+};
+
+const Info& find(const std::string& name) {
+  for (const Info& p : kParams)
+    if (name == p.name) return p;
+  fail(ErrorCode::Internal, "parameter ", name, " is not registered in core/params.cpp");
+}
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t");
+  size_t e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+const std::vector<Info>& all() { return kParams; }
+
+std::string raw(const std::string& name) {
+  const Info& p = find(name);
+  const char* env = std::getenv(name.c_str());
+  return env ? trim(env) : p.defaultValue;
+}
+
+std::string source(const std::string& name) {
+  find(name);
+  return std::getenv(name.c_str()) ? "environment" : "default";
+}
+
+std::int64_t getInt(const std::string& name) {
+  std::string text = raw(name);
+  char* end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE)
+    fail(ErrorCode::InvalidArgument, name, "='", text, "' is not an integer");
+  return v;
+}
+
+std::string getString(const std::string& name) { return raw(name); }
+
+bool getBool(const std::string& name) {
+  std::string t = raw(name);
+  if (t == "1" || t == "true" || t == "yes" || t == "on") return true;
+  if (t == "0" || t == "false" || t == "no" || t == "off" || t.empty()) return false;
+  fail(ErrorCode::InvalidArgument, name, "='", t, "' is not a boolean (use 1/0, true/false)");
+}
+
+std::chrono::milliseconds parseDuration(const std::string& text, const std::string& what) {
+  size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+  std::string number = text.substr(0, i), unit = trim(text.substr(i));
+  char* end = nullptr;
+  double v = number.empty() ? -1 : std::strtod(number.c_str(), &end);
+  double scale = unit == "ms" ? 1 : (unit.empty() || unit == "s") ? 1000 : unit == "m" ? 60000 : unit == "h" ? 3600000 : -1;
+  if (v < 0 || (end && *end != '\0') || scale < 0 || v * scale > 1e12)
+    fail(ErrorCode::InvalidArgument, what, "='", text, "' is not a duration (examples: 300s, 1500ms, 5m)");
+  return std::chrono::milliseconds(static_cast<std::int64_t>(v * scale));
+}
+
+std::chrono::milliseconds getDuration(const std::string& name) { return parseDuration(raw(name), name); }
+
+}  // namespace tiercc::params

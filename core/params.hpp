@@ -1,0 +1,35 @@
+// The one registry of TIERCC_* parameters: each declared once (params.cpp) with type, default
+// and description; values come from the environment, and each knows where it came from.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tiercc::params {
+
+struct Info {
+  const char* name;          ///< e.g. "TIERCC_TIMEOUT"
+  const char* type;          ///< "int", "string", "duration", "bool"
+  const char* defaultValue;  ///< as text; "" when unset by default
+  const char* doc;
+};
+
+/// Every registered parameter, in declaration order.
+const std::vector<Info>& all();
+/// The raw value (environment, else default) of a registered parameter; throws Internal if unknown.
+std::string raw(const std::string& name);
+/// "environment" or "default".
+std::string source(const std::string& name);
+/// Parsed values; a malformed value throws InvalidArgument naming the parameter and what it expects.
+std::int64_t getInt(const std::string& name);
+std::string getString(const std::string& name);
+bool getBool(const std::string& name);
+/// Durations accept a unit: "300s", "1500ms", "5m"; a bare number means seconds.
+std::chrono::milliseconds getDuration(const std::string& name);
+/// Parses a duration text as getDuration does; throws InvalidArgument naming `what`.
+std::chrono::milliseconds parseDuration(const std::string& text, const std::string& what);
+
+}  // namespace tiercc::params

@@ -1,0 +1,40 @@
+// Tier 0, the scale-up Domain: memory semantics among the ranks of one domain. Each rank
+// exposes a Window that its peers map and read or write directly; ranks synchronise through
+// monotonically increasing flags (signal / waitUntil) whose waits block instead of spinning.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/deadline.hpp"
+
+namespace tiercc {
+
+class Domain {
+ public:
+  /// Flags each rank owns; collectives give each a meaning (staged, reduced, released, ...).
+  static constexpr int kNumFlags = 8;
+
+  virtual ~Domain() = default;
+  virtual const char* name() const = 0;
+  virtual int localRank() const = 0;
+  virtual int size() const = 0;
+  /// The window of local rank `peer`, mapped in this process; windowBytes() long.
+  virtual std::byte* window(int peer) = 0;
+  virtual std::size_t windowBytes() const = 0;
+  /// Publishes this rank's flag `flag` = value (release order) and wakes its waiters.
+  virtual void signal(int flag, std::uint32_t value) = 0;
+  /// Waits until peer's flag reaches value (acquire order; wrap-around safe). Spins briefly,
+  /// then blocks. Throws Timeout at the deadline, PeerFailure if the peer dies, Aborted after
+  /// abort(); every message starts with `what` (e.g. "allreduce #12") and names the peer.
+  virtual void waitUntil(int peer, int flag, std::uint32_t value, Deadline deadline,
+                         const std::string& what) = 0;
+  /// Makes current and future waits fail with Aborted.
+  virtual void abort() = 0;
+  /// Tells the peers that this rank failed: their waits on it fail with PeerFailure quoting
+  /// `reason`, instead of waiting for a rank that will not come.
+  virtual void poison(const std::string& reason) = 0;
+};
+
+}  // namespace tiercc

@@ -1,0 +1,54 @@
+// The shared-memory Domain backend: ranks of one host, each owning one segment that holds its
+// flags and its window. Peers map every segment; waits block on a futex after a short spin and
+// check the peer's process every slice, so a dead peer is reported instead of hanging the job.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "scaleup-emu/domain.hpp"
+#include "scaleup-emu/shm/shm_segment.hpp"
+
+namespace tiercc {
+
+class Store;
+
+struct ShmDomainConfig {
+  std::string segmentPrefix;           ///< unique per job and communicator, e.g. "/tiercc-ab12-c0-d1"
+  int localRank = 0;
+  std::vector<std::string> peerNames;  ///< per local rank, for messages: "rank 5 (domain 1, local rank 1)"
+  std::size_t windowBytes = 0;
+  Deadline setupDeadline{Clock::time_point::max()};
+};
+
+class ShmDomain final : public Domain {
+ public:
+  /// Creates this rank's segment, maps every peer's (rendezvous through `store`, whose keys
+  /// must already be private to this domain), then unlinks the names.
+  ShmDomain(Store& store, ShmDomainConfig config);
+  ~ShmDomain() override;
+
+  const char* name() const override { return "shm"; }
+  int localRank() const override { return config_.localRank; }
+  int size() const override { return static_cast<int>(config_.peerNames.size()); }
+  std::byte* window(int peer) override;
+  std::size_t windowBytes() const override { return config_.windowBytes; }
+  void signal(int flag, std::uint32_t value) override;
+  void waitUntil(int peer, int flag, std::uint32_t value, Deadline deadline, const std::string& what) override;
+  void abort() override;
+  void poison(const std::string& reason) override;
+
+  struct Header;
+
+ private:
+  Header* header(int peer);
+  void checkPeerAlive(int peer, const std::string& what);
+
+  ShmDomainConfig config_;
+  std::vector<ShmSegment> segments_;  // index = local rank
+  std::atomic<bool> aborted_{false};
+};
+
+}  // namespace tiercc

@@ -1,0 +1,82 @@
+// POSIX shared-memory segments (see shm_segment.hpp).
+#include "scaleup-emu/shm/shm_segment.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <utility>
+
+#include "core/errors.hpp"
+
+namespace tiercc {
+namespace {
+
+std::byte* mapFd(int fd, std::size_t bytes, const std::string& name) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    int err = errno;
+    ::close(fd);
+    failErrno("mmap of shared-memory segment " + name, err);
+  }
+  ::close(fd);
+  return static_cast<std::byte*>(p);
+}
+
+}  // namespace
+
+ShmSegment ShmSegment::create(const std::string& name, std::size_t bytes) {
+  int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) failErrno("shm_open(" + name + ", O_CREAT|O_EXCL)");
+  if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+    int err = errno;
+    ::close(fd);
+    shm_unlink(name.c_str());
+    failErrno("ftruncate of shared-memory segment " + name + " (is /dev/shm large enough?)", err);
+  }
+  ShmSegment s;
+  s.name_ = name;
+  s.size_ = bytes;
+  s.owner_ = true;
+  try {
+    s.data_ = mapFd(fd, bytes, name);
+  } catch (...) {
+    shm_unlink(name.c_str());
+    throw;
+  }
+  return s;
+}
+
+ShmSegment ShmSegment::open(const std::string& name, std::size_t bytes) {
+  int fd = shm_open(name.c_str(), O_RDWR, 0600);
+  if (fd < 0) failErrno("shm_open(" + name + ")");
+  ShmSegment s;
+  s.name_ = name;
+  s.size_ = bytes;
+  s.data_ = mapFd(fd, bytes, name);
+  return s;
+}
+
+ShmSegment::~ShmSegment() {
+  if (data_) munmap(data_, size_);
+  if (owner_) shm_unlink(name_.c_str());
+}
+
+ShmSegment::ShmSegment(ShmSegment&& o) noexcept
+    : name_(std::move(o.name_)), data_(std::exchange(o.data_, nullptr)), size_(o.size_),
+      owner_(std::exchange(o.owner_, false)) {}
+
+ShmSegment& ShmSegment::operator=(ShmSegment&& o) noexcept {
+  if (this != &o) {
+    this->~ShmSegment();
+    new (this) ShmSegment(std::move(o));
+  }
+  return *this;
+}
+
+void ShmSegment::unlink() {
+  if (owner_) shm_unlink(name_.c_str());
+  owner_ = false;
+}
+
+}  // namespace tiercc

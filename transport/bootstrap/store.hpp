@@ -1,0 +1,95 @@
+// The bootstrap Store: a key/value rendezvous with blocking waits bounded by deadlines.
+// Implementations: InProcessStore (threads of one process), TcpStore (client of TcpStoreServer),
+// PrefixStore (a namespace inside another store).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/deadline.hpp"
+
+namespace tiercc {
+
+using Bytes = std::vector<std::uint8_t>;
+
+class Store {
+ public:
+  virtual ~Store() = default;
+  /// Stores value under key, replacing any previous value, and wakes its waiters.
+  virtual void set(const std::string& key, const Bytes& value) = 0;
+  /// Waits until key exists, then returns its value; Error{Timeout} naming the key at the deadline.
+  virtual Bytes get(const std::string& key, Deadline deadline) = 0;
+  /// Atomically adds delta to the integer stored at key (missing = 0) and returns the new value.
+  virtual std::int64_t add(const std::string& key, std::int64_t delta) = 0;
+  /// Waits until every key exists; Error{Timeout} naming the missing keys at the deadline.
+  virtual void wait(const std::vector<std::string>& keys, Deadline deadline) = 0;
+  /// True when every key exists, without waiting.
+  virtual bool check(const std::vector<std::string>& keys) = 0;
+  /// Removes key (no error if missing).
+  virtual void erase(const std::string& key) = 0;
+
+  // Convenience wrappers for text values.
+  void setString(const std::string& key, const std::string& value) {
+    set(key, Bytes(value.begin(), value.end()));
+  }
+  std::string getString(const std::string& key, Deadline deadline) {
+    Bytes b = get(key, deadline);
+    return std::string(b.begin(), b.end());
+  }
+};
+
+/// A view of `base` in which every key is prefixed with `prefix` (e.g. "comm3/").
+class PrefixStore final : public Store {
+ public:
+  PrefixStore(std::shared_ptr<Store> base, std::string prefix);
+  void set(const std::string& key, const Bytes& value) override;
+  Bytes get(const std::string& key, Deadline deadline) override;
+  std::int64_t add(const std::string& key, std::int64_t delta) override;
+  void wait(const std::vector<std::string>& keys, Deadline deadline) override;
+  bool check(const std::vector<std::string>& keys) override;
+  void erase(const std::string& key) override;
+
+ private:
+  std::vector<std::string> prefixed(const std::vector<std::string>& keys) const;
+  std::shared_ptr<Store> base_;
+  std::string prefix_;
+};
+
+/// A store living in this process; safe for concurrent use by many threads.
+std::shared_ptr<Store> makeInProcessStoreImpl();
+
+/// A client of a TcpStoreServer at host:port. Connecting retries until connectDeadline
+/// (the server may start after the client). Thread-safe: calls are serialised.
+/// A server that goes away turns every call into Error{PeerFailure} naming the store address.
+std::shared_ptr<Store> connectTcpStore(const std::string& host, std::uint16_t port,
+                                       Deadline connectDeadline);
+
+/// Parses "host:port" (IPv4, hostname or "[v6]:port"); InvalidArgument on anything else.
+void parseHostPort(const std::string& text, std::string& host, std::uint16_t& port);
+
+/// The TCP store server (Boost.Asio), serving on its own thread until destroyed.
+/// Binds to 127.0.0.1 unless given another address; port 0 picks a free port.
+/// Frames: a 4-byte length then the request; frames over kMaxFrameBytes or malformed
+/// requests get an error reply and the connection is closed.
+class TcpStoreServer {
+ public:
+  static constexpr std::uint32_t kMaxFrameBytes = 64u << 20;
+  explicit TcpStoreServer(const std::string& bindAddress = "127.0.0.1", std::uint16_t port = 0);
+  ~TcpStoreServer();
+  TcpStoreServer(const TcpStoreServer&) = delete;
+  TcpStoreServer& operator=(const TcpStoreServer&) = delete;
+  /// The port actually bound.
+  std::uint16_t port() const;
+  /// Stops serving and closes every connection (clients then see PeerFailure).
+  void stop();
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tiercc
