@@ -1,0 +1,47 @@
+// The environment each rank starts with: the launcher's own, plus the TIERCC_* variables
+// that tell a rank where the store is and who it is.
+#include "tools/run/rank_environment.hpp"
+
+#include <unistd.h>
+
+#include <string_view>
+#include <utility>
+
+namespace tiercc::run {
+
+std::string storeAddressForRanks(const std::string& bindAddress, std::uint16_t port) {
+  std::string host = bindAddress;
+  if (host == "0.0.0.0") host = "127.0.0.1";
+  if (host == "::" || host == "[::]") host = "::1";
+  if (host.find(':') != std::string::npos && host.front() != '[') host = "[" + host + "]";
+  return host + ":" + std::to_string(port);
+}
+
+std::vector<std::string> rankEnvironment(const RunOptions& options, const std::string& storeAddress,
+                                         int rank) {
+  std::vector<std::pair<std::string, std::string>> ours = {
+      {"TIERCC_STORE", storeAddress},
+      {"TIERCC_RANK", std::to_string(rank)},
+      {"TIERCC_WORLD_SIZE", std::to_string(options.worldSize)},
+      {"TIERCC_LOCAL_LAUNCH", "1"},
+  };
+  if (options.domainSize) ours.emplace_back("TIERCC_DOMAIN_SIZE", std::to_string(*options.domainSize));
+  if (options.transport) ours.emplace_back("TIERCC_TRANSPORT", *options.transport);
+
+  std::vector<std::string> env;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    std::string_view text(*entry);
+    bool replaced = false;
+    for (const auto& [name, value] : ours) {
+      if (text.size() > name.size() && text.substr(0, name.size()) == name && text[name.size()] == '=') {
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) env.emplace_back(text);
+  }
+  for (const auto& [name, value] : ours) env.push_back(name + "=" + value);
+  return env;
+}
+
+}  // namespace tiercc::run

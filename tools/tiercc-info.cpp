@@ -1,0 +1,88 @@
+// tiercc-info: what tiercc detects. Under a launcher (tiercc-run, mpirun, torchrun) every rank
+// reports its place in the topology and rank 0 adds the summary; alone, it reports this
+// machine. Then devices (ibverbs GIDs, UCX transports, CUDA) and every TIERCC_* parameter.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "core/env.hpp"
+#include "core/params.hpp"
+#include "tiercc/tiercc.hpp"
+#include "tools/info/probes.hpp"
+
+namespace {
+
+void printParams(std::ostream& out) {
+  out << "parameters:\n";
+  for (const auto& p : tiercc::params::all()) {
+    std::string value = tiercc::params::raw(p.name);
+    out << "  " << std::left << std::setw(22) << p.name << " = " << std::setw(12) << (value.empty() ? "(unset)" : value)
+        << " [" << tiercc::params::source(p.name) << "]  " << p.doc << "\n";
+  }
+}
+
+void printDevices(std::ostream& out) {
+  out << "devices:\n";
+  tiercc::info::printVerbsDevices(out);
+  tiercc::info::printUcxResources(out);
+  tiercc::info::printCudaDevices(out);
+}
+
+bool launched() {
+  return std::getenv("TIERCC_RANK") || std::getenv("OMPI_COMM_WORLD_RANK") || std::getenv("RANK");
+}
+
+int usage(const char* argv0) {
+  std::cerr << "usage: " << argv0 << " [--params] [--no-devices]\n"
+            << "  --params      print only the TIERCC_* parameters with their values and sources\n"
+            << "  --no-devices  skip the device probes\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool paramsOnly = false, devices = true;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--params")) paramsOnly = true;
+    else if (!std::strcmp(argv[i], "--no-devices")) devices = false;
+    else return usage(argv[0]);
+  }
+  try {
+    if (paramsOnly) {
+      printParams(std::cout);
+      return 0;
+    }
+    std::ostringstream out;
+    bool reportMachine = true;
+    if (launched()) {
+      tiercc::Communicator comm = tiercc::Communicator::fromEnv();
+      char host[256] = {};
+      gethostname(host, sizeof(host) - 1);
+      std::cout << "rank " << comm.rank() << " of " << comm.size() << ": domain " << comm.domain()
+                << ", local rank " << comm.localRank() << " of " << comm.domainSize() << ", host " << host
+                << std::endl;
+      comm.barrier();
+      reportMachine = comm.rank() == 0;
+      if (reportMachine)
+        out << "topology: " << comm.numDomains() << (comm.numDomains() == 1 ? " domain" : " domains")
+            << " x " << comm.domainSize() << " ranks (world size " << comm.size()
+            << "); scale-up: shm; scale-out: " << (comm.numDomains() > 1 ? "tcp" : "none (one domain)") << "\n";
+    } else {
+      out << "topology: not launched (one process); run under tiercc-run to see the domains\n";
+    }
+    if (reportMachine) {
+      if (devices) printDevices(out);
+      printParams(out);
+      std::cout << out.str() << std::flush;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "tiercc-info: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,80 @@
+// tiercc-run: starts a local tiercc job (like mpirun/torchrun for one machine).
+// Hosts the bootstrap store, starts N ranks with their TIERCC_* environment, prefixes their
+// output by rank and domain, forwards interrupts and stops the whole job when one rank fails.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <exception>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/errors.hpp"
+#include "tools/run/job_supervisor.hpp"
+#include "tools/run/options.hpp"
+#include "tools/run/rank_environment.hpp"
+#include "tools/run/signal_channel.hpp"
+#include "transport/bootstrap/store.hpp"
+
+namespace {
+
+constexpr int kUsageError = 2;
+constexpr int kLauncherError = 1;
+
+// Ranks get fds 0-2 by dup2; if the launcher started with one closed, a pipe could land there.
+void ensureStandardFdsOpen() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) < 0) ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+  }
+}
+
+std::optional<tiercc::run::RunOptions> parseOrExplain(int argc, char** argv, int& exitCode) {
+  try {
+    auto options = tiercc::run::parseRunOptions(std::vector<std::string>(argv + 1, argv + argc));
+    if (options.help) {
+      std::cout << tiercc::run::usageText();
+      exitCode = 0;
+      return std::nullopt;
+    }
+    return options;
+  } catch (const tiercc::Error& e) {
+    std::cerr << "tiercc-run: " << e.what() << "\n" << tiercc::run::usageText();
+    exitCode = kUsageError;
+    return std::nullopt;
+  }
+}
+
+int runJob(const tiercc::run::RunOptions& options) {
+  // Blocking the signals must come before the store server starts its thread (see SignalChannel).
+  tiercc::run::SignalChannel signals;
+  std::optional<tiercc::TcpStoreServer> server;
+  try {
+    server.emplace(options.storeBind, 0);
+  } catch (const std::exception& e) {
+    std::cerr << "tiercc-run: cannot start the bootstrap store on " << options.storeBind << ": " << e.what()
+              << "\n";
+    return kLauncherError;
+  }
+  tiercc::run::JobSupervisor supervisor(options, signals);
+  supervisor.launch(tiercc::run::storeAddressForRanks(options.storeBind, server->port()));
+  return supervisor.run();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int exitCode = 0;
+  auto options = parseOrExplain(argc, argv, exitCode);
+  if (!options) return exitCode;
+  ensureStandardFdsOpen();
+  // A reader of our output that goes away must not kill the launcher (and orphan the ranks).
+  ::signal(SIGPIPE, SIG_IGN);
+  try {
+    return runJob(*options);
+  } catch (const std::exception& e) {
+    std::cerr << "tiercc-run: " << e.what() << "\n";
+    return kLauncherError;
+  }
+}
