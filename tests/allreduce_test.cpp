@@ -1,0 +1,196 @@
+// Allreduce across topologies: each test is one multi-process job that runs the whole matrix
+// (every datatype x op x count, in place and out of place, C++ API and C ABI) inside it,
+// checked against an independent reference. Back-to-back calls reuse buffers on purpose.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "tests/collective_reference.hpp"
+#include "tests/support/multiprocess.hpp"
+#include "tiercc/tiercc.h"
+#include "tiercc/tiercc.hpp"
+
+namespace tiercc::test {
+namespace {
+
+const DataType kTypes[] = {DataType::F32, DataType::F64, DataType::F16, DataType::BF16, DataType::I8,
+                           DataType::U8,  DataType::I32, DataType::U32, DataType::I64,  DataType::U64};
+const ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg};
+
+double decode(DataType dt, const std::uint8_t* p) {
+  switch (dt) {
+    case DataType::F32: { float f; std::memcpy(&f, p, 4); return f; }
+    case DataType::F64: { double d; std::memcpy(&d, p, 8); return d; }
+    case DataType::F16: { std::uint16_t h; std::memcpy(&h, p, 2); return halfToFloat(h); }
+    case DataType::BF16: { std::uint16_t h; std::memcpy(&h, p, 2); return bf16ToFloat(h); }
+    default: return 0;
+  }
+}
+
+// Exact match, except float Avg, whose last bit depends on how the division is done.
+void checkResult(DataType dt, ReduceOp op, const std::vector<std::uint8_t>& got,
+                 const std::vector<std::uint8_t>& want, const std::string& what) {
+  std::size_t es = dataTypeSize(dt);
+  for (std::size_t i = 0; i * es < want.size(); ++i) {
+    const std::uint8_t* g = got.data() + i * es;
+    const std::uint8_t* w = want.data() + i * es;
+    if (std::memcmp(g, w, es) == 0) continue;
+    if (op == ReduceOp::Avg && isFloat(dt)) {
+      double a = decode(dt, g), b = decode(dt, w);
+      double tol = es == 2 ? 1e-2 : 1e-6;
+      if (std::fabs(a - b) <= tol * std::max(1.0, std::fabs(b))) continue;
+      TIERCC_CHECK(false, what << ": element " << i << " is " << a << ", expected " << b);
+    }
+    TIERCC_CHECK(false, what << ": element " << i << " differs from the reference");
+  }
+}
+
+struct MatrixOptions {
+  std::vector<std::size_t> counts;
+  bool viaCApi = false;
+};
+
+// Runs every datatype x op x count x placement on an initialised communicator.
+void runMatrix(Communicator& comm, tiercc_comm_t ccomm, const MatrixOptions& opt) {
+  const int n = comm.size();
+  for (DataType dt : kTypes)
+    for (ReduceOp op : kOps)
+      for (std::size_t count : opt.counts)
+        for (bool inPlace : {false, true}) {
+          std::string what = std::string("allreduce ") + toString(dt) + " " + toString(op) + " count " +
+                             std::to_string(count) + (inPlace ? " in place" : " out of place");
+          std::vector<std::uint8_t> in = inputBuffer(dt, op, comm.rank(), count);
+          std::vector<std::uint8_t> out(in.size() + 1, 0xab);  // one guard byte past the end
+          const void* send = in.data();
+          void* recv = out.data();
+          if (inPlace) {
+            std::memcpy(out.data(), in.data(), in.size());
+            send = recv;
+          }
+          if (opt.viaCApi) {
+            tiercc_result_t r = tiercc_allreduce(send, recv, count, static_cast<tiercc_datatype_t>(dt),
+                                                 static_cast<tiercc_redop_t>(op), ccomm);
+            TIERCC_CHECK(r == tiercc_success, what << ": " << tiercc_get_last_error());
+          } else {
+            comm.allreduce(send, recv, count, dt, op);
+          }
+          TIERCC_CHECK(out.back() == 0xab, what << ": wrote past the end of the receive buffer");
+          out.pop_back();
+          checkResult(dt, op, out, expectedBuffer(dt, op, n, count), what);
+        }
+}
+
+struct Layout {
+  const char* name;
+  int ranks;
+  std::vector<int> domainIds;  // empty: one domain per host unless domainSize is set
+  int domainSize = 0;
+};
+
+void runLayout(const Layout& layout, const std::vector<std::pair<std::string, std::string>>& env,
+               const MatrixOptions& opt) {
+  JobOptions jo;
+  jo.env = env;
+  jo.env.push_back({"TIERCC_TIMEOUT", "60s"});
+  if (layout.domainSize) jo.env.push_back({"TIERCC_DOMAIN_SIZE", std::to_string(layout.domainSize)});
+  if (!layout.domainIds.empty())
+    jo.rankEnv = [&](int r) {
+      return std::vector<std::pair<std::string, std::string>>{{"TIERCC_DOMAIN_ID", std::to_string(layout.domainIds[r])}};
+    };
+  JobResult result = runRanks(layout.ranks, [&](int rank, const std::string& store) {
+    tiercc_comm_t ccomm = nullptr;
+    if (opt.viaCApi) {
+      TIERCC_CHECK(tiercc_comm_init_rank(&ccomm, store.c_str(), layout.ranks, rank) == tiercc_success,
+                   tiercc_get_last_error());
+      // The C handle and a C++ communicator share the job's store under different names.
+    }
+    Communicator comm(store, layout.ranks, rank);
+    runMatrix(comm, ccomm, opt);
+    if (ccomm) TIERCC_CHECK(tiercc_comm_destroy(ccomm) == tiercc_success, tiercc_get_last_error());
+  }, jo);
+  EXPECT_TRUE(result.ok()) << layout.name << "\n" << result.report();
+}
+
+const MatrixOptions kSmallCounts{{0, 1, 7, 1001}, false};
+
+TEST(Allreduce, OneRank) { runLayout({"1x1", 1, {}, 0}, {}, kSmallCounts); }
+TEST(Allreduce, TwoDomainsOfOne) { runLayout({"2x1", 2, {}, 1}, {}, kSmallCounts); }
+TEST(Allreduce, ThreeRanksUnevenDomains) { runLayout({"2+1", 3, {7, 7, 3}, 0}, {}, kSmallCounts); }
+TEST(Allreduce, FiveRanksDomainsOfTwo) { runLayout({"2+2+1", 5, {}, 2}, {}, kSmallCounts); }
+TEST(Allreduce, EightRanksTwoDomainsOfFour) { runLayout({"2x4", 8, {}, 4}, {}, kSmallCounts); }
+TEST(Allreduce, OneDomainOfFour) { runLayout({"1x4", 4, {}, 0}, {}, kSmallCounts); }
+
+// A window of 4 KiB forces many rounds per call: chunking, epochs and slice edges.
+TEST(Allreduce, ManyRoundsSmallWindow) {
+  runLayout({"2x2", 4, {}, 2}, {{"TIERCC_SHM_CHUNK", "4096"}}, {{1, 1023, 5000}, false});
+}
+
+TEST(Allreduce, CApiTwoDomainsOfTwo) { runLayout({"2x2", 4, {}, 2}, {}, {{0, 1, 1001}, true}); }
+
+// Large messages over both tiers; also checks that the slow tier carries exactly the bound.
+TEST(Allreduce, LargeAndAtTheBound) {
+  JobOptions jo;
+  jo.env = {{"TIERCC_DOMAIN_SIZE", "2"}, {"TIERCC_TIMEOUT", "60s"}};
+  JobResult result = runRanks(4, [](int rank, const std::string& store) {
+    Communicator comm(store, 4, rank);
+    const std::size_t count = (16u << 20) / 4 + 4;  // 16 MiB of f32, divisible by k*D
+    std::vector<float> in(count), out(count);
+    for (std::size_t i = 0; i < count; ++i) in[i] = float((i + rank) % 1000);
+    TierStats before = comm.stats();
+    comm.allreduce(in.data(), out.data(), count, DataType::F32, ReduceOp::Sum);
+    TierStats after = comm.stats();
+    for (std::size_t i = 0; i < count; ++i) {
+      float want = 0;
+      for (int r = 0; r < 4; ++r) want += float((i + r) % 1000);
+      TIERCC_CHECK(out[i] == want, "element " << i << " = " << out[i] << ", expected " << want);
+    }
+    std::uint64_t sent = after.scaleOutBytes - before.scaleOutBytes;
+    std::uint64_t bound = after.scaleOutBoundBytes - before.scaleOutBoundBytes;
+    // D = 2, k = 2: each rank's share of the bound is 2(D-1)/D * S / k = S / 2.
+    TIERCC_CHECK(bound == count * 4 / 2, "bound share " << bound);
+    TIERCC_CHECK(sent == bound, "sent " << sent << " scale-out bytes, bound share is " << bound);
+    // Back-to-back in-place calls on the same buffer.
+    for (int it = 0; it < 3; ++it) comm.allreduce(out.data(), out.data(), 1000, DataType::F32, ReduceOp::Max);
+  }, jo);
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
+TEST(Allreduce, AsyncWorkCompletesInOrder) {
+  JobOptions jo;
+  jo.env = {{"TIERCC_DOMAIN_SIZE", "2"}};
+  JobResult result = runRanks(4, [](int rank, const std::string& store) {
+    Communicator comm(store, 4, rank);
+    std::vector<std::int32_t> a(1000, rank), b(1000, 1), ra(1000), rb(1000);
+    Work w1 = comm.allreduceAsync(a.data(), ra.data(), a.size(), DataType::I32, ReduceOp::Sum);
+    Work w2 = comm.allreduceAsync(b.data(), rb.data(), b.size(), DataType::I32, ReduceOp::Sum);
+    w2.wait(std::chrono::seconds(30));
+    TIERCC_CHECK(w1.test(), "an earlier collective finished after a later one");
+    for (int i = 0; i < 1000; ++i) TIERCC_CHECK(ra[i] == 6 && rb[i] == 4, "wrong async result at " << i);
+    comm.barrier();
+  }, jo);
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
+TEST(Allreduce, SplitIntoRailsAndDomains) {
+  JobOptions jo;
+  jo.env = {{"TIERCC_DOMAIN_SIZE", "2"}};
+  JobResult result = runRanks(4, [](int rank, const std::string& store) {
+    Communicator comm(store, 4, rank);
+    Communicator rail = comm.split(comm.localRank(), comm.rank());
+    TIERCC_CHECK(rail.size() == 2 && rail.numDomains() == 2 && rail.domainSize() == 1, "rail split topology");
+    Communicator dom = comm.split(comm.domain(), comm.rank());
+    TIERCC_CHECK(dom.size() == 2 && dom.numDomains() == 1, "domain split topology");
+    Communicator none = comm.split(-1, 0);
+    TIERCC_CHECK(!none.valid(), "negative color must give an empty communicator");
+    std::int64_t v = rank, sum = 0;
+    rail.allreduce(&v, &sum, 1, DataType::I64, ReduceOp::Sum);
+    TIERCC_CHECK(sum == (rank % 2) * 2 + 2, "rail sum " << sum);
+    dom.allreduce(&v, &sum, 1, DataType::I64, ReduceOp::Sum);
+    TIERCC_CHECK(sum == (rank / 2) * 4 + 1, "domain sum " << sum);
+  }, jo);
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
+}  // namespace
+}  // namespace tiercc::test

@@ -1,0 +1,116 @@
+// Bad input gets a clear error and changes nothing, through the C++ API and the C ABI alike.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "tiercc/tiercc.h"
+#include "tiercc/tiercc.hpp"
+
+namespace tiercc {
+namespace {
+
+// A one-rank communicator on an in-process store.
+Communicator makeSolo() { return Communicator(makeInProcessStore(), 1, 0); }
+
+template <typename F>
+void expectError(ErrorCode code, const std::string& needle, F&& f) {
+  try {
+    f();
+    ADD_FAILURE() << "expected an error mentioning '" << needle << "'";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), code) << e.what();
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(BadInput, RejectedWithoutTouchingTheReceiveBuffer) {
+  Communicator comm = makeSolo();
+  std::vector<float> send(16, 1.0f), recv(16, 42.0f);
+  expectError(ErrorCode::InvalidArgument, "send buffer is null",
+              [&] { comm.allreduce(nullptr, recv.data(), 16, DataType::F32, ReduceOp::Sum); });
+  expectError(ErrorCode::InvalidArgument, "receive buffer is null",
+              [&] { comm.allreduce(send.data(), nullptr, 16, DataType::F32, ReduceOp::Sum); });
+  expectError(ErrorCode::InvalidArgument, "overflows",
+              [&] { comm.allreduce(send.data(), recv.data(), SIZE_MAX / 2, DataType::F32, ReduceOp::Sum); });
+  expectError(ErrorCode::InvalidArgument, "unknown datatype",
+              [&] { comm.allreduce(send.data(), recv.data(), 16, static_cast<DataType>(42), ReduceOp::Sum); });
+  expectError(ErrorCode::InvalidArgument, "unknown reduction op",
+              [&] { comm.allreduce(send.data(), recv.data(), 16, DataType::F32, static_cast<ReduceOp>(-1)); });
+  expectError(ErrorCode::InvalidArgument, "overlap",
+              [&] { comm.allreduce(recv.data(), recv.data() + 1, 8, DataType::F32, ReduceOp::Sum); });
+  for (float v : recv) EXPECT_EQ(v, 42.0f);
+  // Zero elements with null buffers is a valid no-op, as in NCCL.
+  comm.allreduce(nullptr, nullptr, 0, DataType::F32, ReduceOp::Sum);
+}
+
+TEST(BadInput, UnsupportedCollectivesSaySo) {
+  Communicator comm = makeSolo();
+  float x = 1, y = 7;
+  expectError(ErrorCode::NotSupported, "not supported yet", [&] { comm.broadcast(&x, &y, 1, DataType::F32, 0); });
+  EXPECT_EQ(y, 7.0f);
+}
+
+TEST(BadInput, CallsAfterAbortFail) {
+  Communicator comm = makeSolo();
+  comm.abort();
+  float x = 1, y = 7;
+  expectError(ErrorCode::Aborted, "aborted", [&] { comm.allreduce(&x, &y, 1, DataType::F32, ReduceOp::Sum); });
+  EXPECT_EQ(y, 7.0f);
+}
+
+TEST(BadInput, MovedFromCommunicatorIsEmpty) {
+  Communicator comm = makeSolo();
+  Communicator other = std::move(comm);
+  EXPECT_FALSE(comm.valid());  // NOLINT(bugprone-use-after-move): testing exactly that
+  expectError(ErrorCode::InvalidArgument, "empty communicator", [&] { (void)comm.rank(); });
+  EXPECT_EQ(other.size(), 1);
+}
+
+TEST(BadInput, ConstructorArguments) {
+  expectError(ErrorCode::InvalidArgument, "not in [0, 2)", [] { Communicator c(makeInProcessStore(), 2, 5); });
+  expectError(ErrorCode::InvalidArgument, "world size", [] { Communicator c(makeInProcessStore(), 0, 0); });
+  expectError(ErrorCode::InvalidArgument, "port", [] { Communicator c("127.0.0.1", 1, 0); });
+}
+
+TEST(CApi, ErrorsCarryAMessage) {
+  EXPECT_EQ(tiercc_allreduce(nullptr, nullptr, 1, tiercc_f32, tiercc_sum, nullptr), tiercc_invalid_argument);
+  EXPECT_NE(std::strstr(tiercc_get_last_error(), "NULL"), nullptr) << tiercc_get_last_error();
+  EXPECT_STREQ(tiercc_result_string(tiercc_timeout), "timeout");
+  EXPECT_STREQ(tiercc_result_string(tiercc_not_supported), "not supported yet");
+  EXPECT_EQ(tiercc_comm_init_rank(nullptr, "127.0.0.1:1", 1, 0), tiercc_invalid_argument);
+  tiercc_comm_t comm = nullptr;
+  EXPECT_EQ(tiercc_comm_init_rank(&comm, nullptr, 1, 0), tiercc_invalid_argument);
+  EXPECT_EQ(comm, nullptr);
+}
+
+TEST(CApi, UseAfterDestroyIsReported) {
+  // Rank 0 of a one-rank job hosts the store itself when nobody else does.
+  tiercc_comm_t comm = nullptr;
+  ASSERT_EQ(tiercc_comm_init_rank(&comm, "127.0.0.1:0", 1, 0), tiercc_invalid_argument);  // port 0 is not an address
+  int port = 20000 + (getpid() % 20000);
+  std::string addr = "127.0.0.1:" + std::to_string(port);
+  ASSERT_EQ(tiercc_comm_init_rank(&comm, addr.c_str(), 1, 0), tiercc_success) << tiercc_get_last_error();
+  int rank = -1, size = -1, domains = -1;
+  EXPECT_EQ(tiercc_comm_rank(comm, &rank), tiercc_success);
+  EXPECT_EQ(tiercc_comm_size(comm, &size), tiercc_success);
+  EXPECT_EQ(tiercc_comm_num_domains(comm, &domains), tiercc_success);
+  EXPECT_EQ(rank, 0);
+  EXPECT_EQ(size, 1);
+  EXPECT_EQ(domains, 1);
+  EXPECT_EQ(tiercc_comm_rank(comm, nullptr), tiercc_invalid_argument);
+  double x = 3, y = 0;
+  EXPECT_EQ(tiercc_allreduce(&x, &y, 1, tiercc_f64, tiercc_sum, comm), tiercc_success);
+  EXPECT_EQ(y, 3.0);
+  EXPECT_EQ(tiercc_allreduce(&x, &y, 1, static_cast<tiercc_datatype_t>(99), tiercc_sum, comm), tiercc_invalid_argument);
+  EXPECT_EQ(tiercc_broadcast(&x, &y, 1, tiercc_f64, 0, comm), tiercc_not_supported);
+  EXPECT_EQ(tiercc_comm_destroy(comm), tiercc_success);
+  y = 5;
+  EXPECT_EQ(tiercc_allreduce(&x, &y, 1, tiercc_f64, tiercc_sum, comm), tiercc_invalid_argument);
+  EXPECT_NE(std::strstr(tiercc_get_last_error(), "destroyed"), nullptr) << tiercc_get_last_error();
+  EXPECT_EQ(y, 5.0);
+}
+
+}  // namespace
+}  // namespace tiercc

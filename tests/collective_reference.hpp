@@ -1,0 +1,94 @@
+// Independent reference for the reduction tests: encodes values of every datatype and computes
+// the expected result of an op over ranks with plain integer and double arithmetic.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "core/reduce.hpp"
+#include "tiercc/types.hpp"
+
+namespace tiercc::test {
+
+inline bool isFloat(DataType dt) {
+  return dt == DataType::F32 || dt == DataType::F64 || dt == DataType::F16 || dt == DataType::BF16;
+}
+
+/// Writes v (an integer-valued double, or any double for floats) as one element of dt.
+inline void encode(DataType dt, double v, void* out) {
+  switch (dt) {
+    case DataType::F32: { float f = float(v); std::memcpy(out, &f, 4); break; }
+    case DataType::F64: std::memcpy(out, &v, 8); break;
+    case DataType::F16: { std::uint16_t h = floatToHalf(float(v)); std::memcpy(out, &h, 2); break; }
+    case DataType::BF16: { std::uint16_t h = floatToBf16(float(v)); std::memcpy(out, &h, 2); break; }
+    default: {
+      // Integers wrap modulo 2^bits, as the library's integer arithmetic does.
+      std::uint64_t u = static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
+      std::memcpy(out, &u, dataTypeSize(dt));  // little-endian: the low bytes
+    }
+  }
+}
+
+/// Input element i of `rank`: small values so that sums and products are exact in every type.
+inline double inputValue(ReduceOp op, int rank, std::size_t i) {
+  if (op == ReduceOp::Prod) return double(1 + ((i + rank) % 3 == 0));  // 1 or 2
+  if (op == ReduceOp::Min || op == ReduceOp::Max) return double((i * 7 + rank * 13) % 31) - 9;
+  return double((i * 3 + rank * 5) % 11);
+}
+
+/// The exact expected value of element i over n ranks (Avg: before rounding to dt).
+inline double expectedValue(ReduceOp op, int n, std::size_t i) {
+  double acc = inputValue(op, 0, i);
+  for (int r = 1; r < n; ++r) {
+    double v = inputValue(op, r, i);
+    switch (op) {
+      case ReduceOp::Sum: case ReduceOp::Avg: acc += v; break;
+      case ReduceOp::Prod: acc *= v; break;
+      case ReduceOp::Min: acc = std::min(acc, v); break;
+      case ReduceOp::Max: acc = std::max(acc, v); break;
+    }
+  }
+  return acc;
+}
+
+/// Encoded expected result; unsigned types see negative Min/Max inputs as large values, so
+/// those ops use non-negative inputs for them (see inputFor).
+inline std::vector<std::uint8_t> expectedBuffer(DataType dt, ReduceOp op, int n, std::size_t count);
+
+/// Min/Max inputs for unsigned types are shifted to be non-negative.
+inline double inputFor(DataType dt, ReduceOp op, int rank, std::size_t i) {
+  double v = inputValue(op, rank, i);
+  bool unsignedType = dt == DataType::U8 || dt == DataType::U32 || dt == DataType::U64;
+  return unsignedType && (op == ReduceOp::Min || op == ReduceOp::Max) ? v + 9 : v;
+}
+
+inline std::vector<std::uint8_t> inputBuffer(DataType dt, ReduceOp op, int rank, std::size_t count) {
+  std::size_t es = dataTypeSize(dt);
+  std::vector<std::uint8_t> buf(count * es);
+  for (std::size_t i = 0; i < count; ++i) encode(dt, inputFor(dt, op, rank, i), buf.data() + i * es);
+  return buf;
+}
+
+inline std::vector<std::uint8_t> expectedBuffer(DataType dt, ReduceOp op, int n, std::size_t count) {
+  std::size_t es = dataTypeSize(dt);
+  bool unsignedType = dt == DataType::U8 || dt == DataType::U32 || dt == DataType::U64;
+  std::vector<std::uint8_t> buf(count * es);
+  for (std::size_t i = 0; i < count; ++i) {
+    double v = expectedValue(op, n, i);
+    if (unsignedType && (op == ReduceOp::Min || op == ReduceOp::Max)) v += 9;
+    if (op == ReduceOp::Avg) {
+      if (isFloat(dt)) {
+        // The library divides in the type's compute precision (f32 for f16/bf16).
+        v = dt == DataType::F64 ? v / n : double(float(v) / float(n));
+      } else {
+        v = std::trunc(v / n);
+      }
+    }
+    encode(dt, v, buf.data() + i * es);
+  }
+  return buf;
+}
+
+}  // namespace tiercc::test

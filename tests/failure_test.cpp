@@ -1,0 +1,139 @@
+// Failures end in bounded time with an error that names the rank: a peer that dies on either
+// tier, a peer that never comes (timeout), and abort.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <vector>
+
+#include "tests/support/multiprocess.hpp"
+#include "tiercc/tiercc.hpp"
+
+namespace tiercc::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Runs an allreduce that must fail with `code`, within `limit`, naming `needle`.
+void expectAllreduceFails(Communicator& comm, ErrorCode code, const std::string& needle, std::chrono::seconds limit) {
+  std::vector<float> buf(1 << 16, 1.0f);
+  auto start = Clock::now();
+  try {
+    comm.allreduce(buf.data(), buf.data(), buf.size(), DataType::F32, ReduceOp::Sum);
+  } catch (const Error& e) {
+    auto took = Clock::now() - start;
+    std::string msg = e.what();
+    TIERCC_CHECK(e.code() == code, "error code " << toString(e.code()) << ": " << msg);
+    TIERCC_CHECK(msg.find(needle) != std::string::npos, "message does not name '" << needle << "': " << msg);
+    TIERCC_CHECK(took < limit, "failure took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+    return;
+  }
+  TIERCC_CHECK(false, "allreduce succeeded although a peer is gone");
+}
+
+JobOptions failureJob(int domainSize) {
+  JobOptions jo;
+  jo.env = {{"TIERCC_TIMEOUT", "30s"}, {"TIERCC_DEBUG", "NONE"}};
+  if (domainSize) jo.env.push_back({"TIERCC_DOMAIN_SIZE", std::to_string(domainSize)});
+  jo.timeout = std::chrono::seconds(60);
+  return jo;
+}
+
+// Rank 1 shares rank 0's domain and exits after init: rank 0 learns it on the shm tier.
+TEST(Failure, PeerDiesInsideDomain) {
+  JobResult result = runRanks(2, [](int rank, const std::string& store) {
+    Communicator comm(store, 2, rank);
+    if (rank == 1) _exit(0);
+    expectAllreduceFails(comm, ErrorCode::PeerFailure, "rank 1", std::chrono::seconds(10));
+  }, failureJob(0));
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
+// Rank 2 is alone in domain 1 and is killed: rank 0 (its rail peer) sees the connection close,
+// and rank 1, which waits on rank 0 inside the domain, hears of it from rank 0.
+TEST(Failure, PeerKilledAcrossDomains) {
+  JobResult result = runRanks(3, [](int rank, const std::string& store) {
+    Communicator comm(store, 3, rank);
+    if (rank == 2) {
+      comm.barrier();
+      kill(getpid(), SIGKILL);
+    }
+    comm.barrier();
+    expectAllreduceFails(comm, ErrorCode::PeerFailure, rank == 0 ? "rank 2" : "rank 0", std::chrono::seconds(10));
+    // The communicator stays failed: later calls report the same error at once.
+    expectAllreduceFails(comm, ErrorCode::PeerFailure, "rank", std::chrono::seconds(1));
+  }, failureJob(2));
+  ASSERT_EQ(result.ranks.size(), 3u);
+  EXPECT_TRUE(result.ranks[0].ok()) << result.report();
+  EXPECT_TRUE(result.ranks[1].ok()) << result.report();
+  EXPECT_TRUE(WIFSIGNALED(result.ranks[2].status));
+}
+
+// A rank that never calls the collective: the others time out, naming whom they waited for.
+TEST(Failure, TimeoutNamesTheMissingRank) {
+  JobOptions jo = failureJob(0);
+  jo.env.push_back({"TIERCC_TIMEOUT", "2s"});
+  JobResult result = runRanks(2, [](int rank, const std::string& store) {
+    Communicator comm(store, 2, rank);
+    if (rank == 1) {
+      sleep(4);  // alive, but not taking part
+      return;
+    }
+    expectAllreduceFails(comm, ErrorCode::Timeout, "rank 1", std::chrono::seconds(4));
+  }, jo);
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
+TEST(Failure, AbortWakesAWaitingRankAndStaysAborted) {
+  JobResult result = runRanks(2, [](int rank, const std::string& store) {
+    Communicator comm(store, 2, rank);
+    if (rank == 1) {
+      sleep(3);
+      return;
+    }
+    std::vector<float> buf(1024, 1.0f);
+    Work w = comm.allreduceAsync(buf.data(), buf.data(), buf.size(), DataType::F32, ReduceOp::Sum);
+    usleep(200 * 1000);
+    auto start = Clock::now();
+    comm.abort();
+    try {
+      w.wait(std::chrono::seconds(5));
+      TIERCC_CHECK(false, "aborted allreduce completed");
+    } catch (const Error& e) {
+      TIERCC_CHECK(e.code() == ErrorCode::Aborted, "code " << toString(e.code()) << ": " << e.what());
+    }
+    TIERCC_CHECK(Clock::now() - start < std::chrono::seconds(2), "abort took too long");
+    try {
+      comm.barrier();
+      TIERCC_CHECK(false, "barrier after abort succeeded");
+    } catch (const Error& e) {
+      TIERCC_CHECK(e.code() == ErrorCode::Aborted, "code after abort " << toString(e.code()));
+    }
+  }, failureJob(0));
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
+// Segments are unlinked once mapped: nothing of this job is left in /dev/shm, even after a crash.
+TEST(Failure, NoSharedMemoryLeftBehind) {
+  auto count = [] {
+    int n = 0;
+    FILE* p = popen("ls /dev/shm 2>/dev/null | grep -c '^tiercc-'", "r");
+    if (p) {
+      if (fscanf(p, "%d", &n) != 1) n = 0;
+      pclose(p);
+    }
+    return n;
+  };
+  int before = count();
+  JobResult result = runRanks(3, [](int rank, const std::string& store) {
+    Communicator comm(store, 3, rank);
+    comm.barrier();
+    if (rank == 2) abort();  // crash without any cleanup
+  }, failureJob(0));
+  EXPECT_TRUE(result.ranks[0].ok() && result.ranks[1].ok()) << result.report();
+  EXPECT_EQ(count(), before);
+}
+
+}  // namespace
+}  // namespace tiercc::test

@@ -1,0 +1,609 @@
+// Tests for the reduction kernels and the f16/bf16 conversions in core/reduce.hpp.
+// Every result is checked against a plain scalar reference written here, independently of the
+// library's tricks (magic-number rounding, chunked loops, aliasing variants).
+#include "core/reduce.hpp"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "tiercc/error.hpp"
+#include "tiercc/types.hpp"
+
+namespace tiercc {
+namespace {
+
+// ---- Reference 16-bit float conversions: decode by formula, encode by binary search for the
+// nearest representable magnitude (ties to the even one). Slow and obviously correct.
+
+// Magnitude of the 16-bit pattern k (sign clear) with mantissaBits and exponent bias; the
+// all-ones exponent decodes as if finite (2^emax+1), which is where rounding overflows to Inf.
+double decodeMagnitude(std::uint32_t k, int mantissaBits, int bias) {
+  const std::uint32_t e = k >> mantissaBits;
+  const std::uint32_t m = k & ((1u << mantissaBits) - 1);
+  if (e == 0) return std::ldexp(static_cast<double>(m), 1 - bias - mantissaBits);
+  return std::ldexp(static_cast<double>((1u << mantissaBits) + m), static_cast<int>(e) - bias - mantissaBits);
+}
+
+std::uint16_t encodeNearest(float f, int mantissaBits, int bias, std::uint32_t infBits) {
+  const std::uint16_t sign = std::signbit(f) ? 0x8000 : 0;
+  if (std::isnan(f)) return static_cast<std::uint16_t>(sign | infBits | (1u << (mantissaBits - 1)));
+  const double x = std::fabs(static_cast<double>(f));
+  // Largest k in [0, infBits] with decode(k) <= x.
+  std::uint32_t lo = 0;
+  std::uint32_t hi = infBits + 1;
+  while (hi - lo > 1) {
+    const std::uint32_t mid = (lo + hi) / 2;
+    if (decodeMagnitude(mid, mantissaBits, bias) <= x)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  std::uint32_t k = lo;
+  if (k < infBits) {
+    const double below = x - decodeMagnitude(k, mantissaBits, bias);
+    const double above = decodeMagnitude(k + 1, mantissaBits, bias) - x;
+    if (above < below || (above == below && (k & 1))) ++k;
+  }
+  return static_cast<std::uint16_t>(sign | k);
+}
+
+float refHalfToFloat(std::uint16_t h) {
+  const std::uint32_t k = h & 0x7fffu;
+  float mag;
+  if (k > 0x7c00u) {
+    mag = std::numeric_limits<float>::quiet_NaN();
+  } else if (k == 0x7c00u) {
+    mag = std::numeric_limits<float>::infinity();
+  } else {
+    mag = static_cast<float>(decodeMagnitude(k, 10, 15));
+  }
+  return (h & 0x8000u) ? -mag : mag;
+}
+
+std::uint16_t refFloatToHalf(float f) { return encodeNearest(f, 10, 15, 0x7c00u); }
+float refBf16ToFloat(std::uint16_t b) { return std::bit_cast<float>(std::uint32_t{b} << 16); }
+std::uint16_t refFloatToBf16(float f) { return encodeNearest(f, 7, 127, 0x7f80u); }
+
+bool isHalfNan(std::uint16_t h) { return (h & 0x7fffu) > 0x7c00u; }
+bool isBf16Nan(std::uint16_t b) { return (b & 0x7fffu) > 0x7f80u; }
+
+// ---- Element traits: random values, the reference op, and equality (NaN == NaN, since
+// which NaN payload survives a+b may depend on operand order the compiler is free to swap).
+
+template <typename T>
+T refIntOp(ReduceOp op, T a, T b) {
+  // Wraparound reference through 64-bit unsigned arithmetic; the conversion back is modular.
+  const auto ua = static_cast<std::uint64_t>(a);
+  const auto ub = static_cast<std::uint64_t>(b);
+  switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Avg:
+      return static_cast<T>(ua + ub);
+    case ReduceOp::Prod:
+      return static_cast<T>(ua * ub);
+    case ReduceOp::Min:
+      return b < a ? b : a;
+    case ReduceOp::Max:
+      return a < b ? b : a;
+  }
+  return T{};
+}
+
+// Min/Max propagate NaN (the left one if both are); on equal values (+0 vs -0) the right one wins.
+template <typename F>
+F refFloatOp(ReduceOp op, F a, F b) {
+  switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Avg:
+      return a + b;
+    case ReduceOp::Prod:
+      return a * b;
+    case ReduceOp::Min:
+      if (std::isnan(a)) return a;
+      if (std::isnan(b)) return b;
+      return a < b ? a : b;
+    case ReduceOp::Max:
+      if (std::isnan(a)) return a;
+      if (std::isnan(b)) return b;
+      return a > b ? a : b;
+  }
+  return F{};
+}
+
+template <typename T>
+struct IntTraits {
+  using Storage = T;
+  static T random(std::mt19937_64& rng) { return static_cast<T>(rng()); }
+  static T ref(ReduceOp op, T a, T b) { return refIntOp(op, a, b); }
+  // Truncating division in 64 bits, so a divisor beyond T's range still divides correctly.
+  static T refDiv(T x, int n) {
+    if constexpr (std::is_signed_v<T>) {
+      return static_cast<T>(static_cast<std::int64_t>(x) / n);
+    } else {
+      return static_cast<T>(static_cast<std::uint64_t>(x) / static_cast<std::uint64_t>(n));
+    }
+  }
+  static bool same(T a, T b) { return a == b; }
+};
+
+// Floats: mostly ordinary values, some NaN and signed zeros to exercise Min/Max semantics.
+template <typename F>
+F randomFloat(std::mt19937_64& rng) {
+  const auto pick = rng() % 64;
+  if (pick == 0) return std::numeric_limits<F>::quiet_NaN();
+  if (pick == 1) return F{0};
+  if (pick == 2) return -F{0};
+  return static_cast<F>(std::uniform_real_distribution<double>(-4.0, 4.0)(rng));
+}
+
+template <typename F>
+struct FloatTraits {
+  using Storage = F;
+  static F random(std::mt19937_64& rng) { return randomFloat<F>(rng); }
+  static F ref(ReduceOp op, F a, F b) { return refFloatOp(op, a, b); }
+  static F refDiv(F x, int n) { return x / static_cast<F>(n); }
+  static bool same(F a, F b) {
+    if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+    return std::memcmp(&a, &b, sizeof a) == 0;
+  }
+};
+
+struct HalfTraits {
+  using Storage = std::uint16_t;
+  static std::uint16_t random(std::mt19937_64& rng) { return refFloatToHalf(randomFloat<float>(rng)); }
+  static std::uint16_t ref(ReduceOp op, std::uint16_t a, std::uint16_t b) {
+    return refFloatToHalf(refFloatOp(op, refHalfToFloat(a), refHalfToFloat(b)));
+  }
+  static std::uint16_t refDiv(std::uint16_t x, int n) {
+    return refFloatToHalf(refHalfToFloat(x) / static_cast<float>(n));
+  }
+  static bool same(std::uint16_t a, std::uint16_t b) {
+    return (isHalfNan(a) || isHalfNan(b)) ? isHalfNan(a) && isHalfNan(b) : a == b;
+  }
+};
+
+struct Bf16Traits {
+  using Storage = std::uint16_t;
+  static std::uint16_t random(std::mt19937_64& rng) { return refFloatToBf16(randomFloat<float>(rng)); }
+  static std::uint16_t ref(ReduceOp op, std::uint16_t a, std::uint16_t b) {
+    return refFloatToBf16(refFloatOp(op, refBf16ToFloat(a), refBf16ToFloat(b)));
+  }
+  static std::uint16_t refDiv(std::uint16_t x, int n) {
+    return refFloatToBf16(refBf16ToFloat(x) / static_cast<float>(n));
+  }
+  static bool same(std::uint16_t a, std::uint16_t b) {
+    return (isBf16Nan(a) || isBf16Nan(b)) ? isBf16Nan(a) && isBf16Nan(b) : a == b;
+  }
+};
+
+// Calls fn.template operator()<Traits>() for the traits of dt.
+template <typename Fn>
+void withTraits(DataType dt, Fn&& fn) {
+  switch (dt) {
+    case DataType::F32:
+      return fn.template operator()<FloatTraits<float>>();
+    case DataType::F64:
+      return fn.template operator()<FloatTraits<double>>();
+    case DataType::F16:
+      return fn.template operator()<HalfTraits>();
+    case DataType::BF16:
+      return fn.template operator()<Bf16Traits>();
+    case DataType::I8:
+      return fn.template operator()<IntTraits<std::int8_t>>();
+    case DataType::U8:
+      return fn.template operator()<IntTraits<std::uint8_t>>();
+    case DataType::I32:
+      return fn.template operator()<IntTraits<std::int32_t>>();
+    case DataType::U32:
+      return fn.template operator()<IntTraits<std::uint32_t>>();
+    case DataType::I64:
+      return fn.template operator()<IntTraits<std::int64_t>>();
+    case DataType::U64:
+      return fn.template operator()<IntTraits<std::uint64_t>>();
+  }
+  FAIL() << "unknown datatype " << static_cast<int>(dt);
+}
+
+constexpr std::size_t kCounts[] = {0, 1, 7, 1000, 4099};
+
+// How dst relates to the inputs in one call.
+enum class Aliasing { IntoDistinct, IntoSelf, Out3Distinct, Out3DstIsA, Out3DstIsB, Out3AIsB };
+
+const char* toString(Aliasing a) {
+  switch (a) {
+    case Aliasing::IntoDistinct:
+      return "reduceInto(dst, src)";
+    case Aliasing::IntoSelf:
+      return "reduceInto(dst, dst)";
+    case Aliasing::Out3Distinct:
+      return "reduce3(dst, a, b)";
+    case Aliasing::Out3DstIsA:
+      return "reduce3(a, a, b)";
+    case Aliasing::Out3DstIsB:
+      return "reduce3(b, a, b)";
+    case Aliasing::Out3AIsB:
+      return "reduce3(dst, a, a)";
+  }
+  return "?";
+}
+
+constexpr Aliasing kAliasings[] = {Aliasing::IntoDistinct, Aliasing::IntoSelf,   Aliasing::Out3Distinct,
+                                   Aliasing::Out3DstIsA,   Aliasing::Out3DstIsB, Aliasing::Out3AIsB};
+
+class ReduceTest : public ::testing::TestWithParam<std::tuple<DataType, ReduceOp>> {};
+
+TEST_P(ReduceTest, MatchesScalarReference) {
+  const auto [dt, op] = GetParam();
+  withTraits(dt, [&, dt = dt, op = op]<typename Traits>() {
+    using S = typename Traits::Storage;
+    std::mt19937_64 rng(1234 + 16 * static_cast<int>(dt) + static_cast<int>(op));
+    for (std::size_t count : kCounts) {
+      // offset 1 makes every buffer start off the vector alignment.
+      for (std::size_t offset : {0, 1}) {
+        for (Aliasing aliasing : kAliasings) {
+          std::vector<S> a(count + offset), b(count + offset), dst(count + offset);
+          for (auto& x : a) x = Traits::random(rng);
+          for (auto& x : b) x = Traits::random(rng);
+          for (auto& x : dst) x = Traits::random(rng);
+          // Expected dst[i] for each aliasing, computed before the call changes anything.
+          std::vector<S> want(count + offset);
+          for (std::size_t i = offset; i < count + offset; ++i) {
+            switch (aliasing) {
+              case Aliasing::IntoDistinct:
+                want[i] = Traits::ref(op, dst[i], a[i]);
+                break;
+              case Aliasing::IntoSelf:
+              case Aliasing::Out3AIsB:
+                want[i] = Traits::ref(op, a[i], a[i]);
+                break;
+              default:
+                want[i] = Traits::ref(op, a[i], b[i]);
+                break;
+            }
+          }
+          S* pa = a.data() + offset;
+          S* pb = b.data() + offset;
+          S* pd = dst.data() + offset;
+          S* out = pd;
+          switch (aliasing) {
+            case Aliasing::IntoDistinct:
+              reduceInto(pd, pa, count, dt, op);
+              break;
+            case Aliasing::IntoSelf:
+              reduceInto(pa, pa, count, dt, op);
+              out = pa;
+              break;
+            case Aliasing::Out3Distinct:
+              reduce3(pd, pa, pb, count, dt, op);
+              break;
+            case Aliasing::Out3DstIsA:
+              reduce3(pa, pa, pb, count, dt, op);
+              out = pa;
+              break;
+            case Aliasing::Out3DstIsB:
+              reduce3(pb, pa, pb, count, dt, op);
+              out = pb;
+              break;
+            case Aliasing::Out3AIsB:
+              reduce3(pd, pa, pa, count, dt, op);
+              break;
+          }
+          std::size_t bad = 0;
+          for (std::size_t i = 0; i < count; ++i) {
+            if (!Traits::same(out[i], want[i + offset]) && bad++ < 3) {
+              ADD_FAILURE() << toString(aliasing) << " count " << count << " offset " << offset << " element "
+                            << i << ": got " << +out[i] << ", want " << +want[i + offset];
+            }
+          }
+          ASSERT_EQ(bad, 0u) << toString(aliasing) << " count " << count << " offset " << offset;
+        }
+      }
+    }
+  });
+}
+
+TEST_P(ReduceTest, LeavesElementsPastCountAlone) {
+  const auto [dt, op] = GetParam();
+  const std::size_t size = dataTypeSize(dt);
+  for (std::size_t count : kCounts) {
+    std::vector<unsigned char> dst((count + 1) * size, 0x5a), src((count + 1) * size, 0x11);
+    reduceInto(dst.data(), src.data(), count, dt, op);
+    for (std::size_t i = count * size; i < dst.size(); ++i) ASSERT_EQ(dst[i], 0x5a) << "count " << count;
+  }
+}
+
+std::string paramName(const ::testing::TestParamInfo<std::tuple<DataType, ReduceOp>>& info) {
+  return std::string(toString(std::get<0>(info.param))) + "_" + toString(std::get<1>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypesAllOps, ReduceTest,
+                         ::testing::Combine(::testing::Values(DataType::F32, DataType::F64, DataType::F16,
+                                                              DataType::BF16, DataType::I8, DataType::U8,
+                                                              DataType::I32, DataType::U32, DataType::I64,
+                                                              DataType::U64),
+                                            ::testing::Values(ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min,
+                                                              ReduceOp::Max, ReduceOp::Avg)),
+                         paramName);
+
+// ---- Integer wraparound, spelled out.
+
+template <typename T>
+T reduceOne(T a, T b, DataType dt, ReduceOp op) {
+  reduceInto(&a, &b, 1, dt, op);
+  return a;
+}
+
+TEST(ReduceWrap, IntegerSumAndProdWrapModulo2n) {
+  constexpr auto i32max = std::numeric_limits<std::int32_t>::max();
+  constexpr auto i32min = std::numeric_limits<std::int32_t>::min();
+  constexpr auto i64min = std::numeric_limits<std::int64_t>::min();
+  constexpr auto i64max = std::numeric_limits<std::int64_t>::max();
+  constexpr auto u64max = std::numeric_limits<std::uint64_t>::max();
+  EXPECT_EQ(reduceOne<std::int32_t>(i32max, 1, DataType::I32, ReduceOp::Sum), i32min);
+  EXPECT_EQ(reduceOne<std::int32_t>(i32min, -1, DataType::I32, ReduceOp::Sum), i32max);
+  EXPECT_EQ(reduceOne<std::int32_t>(i32min, -1, DataType::I32, ReduceOp::Prod), i32min);
+  EXPECT_EQ(reduceOne<std::int32_t>(65536, 65536, DataType::I32, ReduceOp::Prod), 0);
+  EXPECT_EQ(reduceOne<std::int64_t>(i64min, -1, DataType::I64, ReduceOp::Sum), i64max);
+  EXPECT_EQ(reduceOne<std::int64_t>(i64max, 2, DataType::I64, ReduceOp::Prod), -2);
+  EXPECT_EQ(reduceOne<std::uint64_t>(u64max, u64max, DataType::U64, ReduceOp::Prod), 1u);
+  EXPECT_EQ(reduceOne<std::uint64_t>(u64max, 2, DataType::U64, ReduceOp::Sum), 1u);
+  EXPECT_EQ(reduceOne<std::uint32_t>(0xffffffffu, 1, DataType::U32, ReduceOp::Sum), 0u);
+  EXPECT_EQ(reduceOne<std::uint8_t>(255, 1, DataType::U8, ReduceOp::Sum), 0);
+  EXPECT_EQ(reduceOne<std::uint8_t>(255, 255, DataType::U8, ReduceOp::Prod), 1);
+  EXPECT_EQ(reduceOne<std::int8_t>(127, 1, DataType::I8, ReduceOp::Sum), -128);
+  EXPECT_EQ(reduceOne<std::int8_t>(16, 16, DataType::I8, ReduceOp::Prod), 0);
+  EXPECT_EQ(reduceOne<std::int8_t>(-128, -1, DataType::I8, ReduceOp::Prod), -128);
+  EXPECT_EQ(reduceOne<std::int8_t>(-128, 127, DataType::I8, ReduceOp::Min), -128);
+  EXPECT_EQ(reduceOne<std::uint64_t>(u64max, 0, DataType::U64, ReduceOp::Max), u64max);
+}
+
+TEST(ReduceNan, FloatMinMaxPropagateNan) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (ReduceOp op : {ReduceOp::Min, ReduceOp::Max}) {
+    EXPECT_TRUE(std::isnan(reduceOne(nan, 1.0f, DataType::F32, op)));
+    EXPECT_TRUE(std::isnan(reduceOne(1.0f, nan, DataType::F32, op)));
+    EXPECT_TRUE(std::isnan(reduceOne(-std::numeric_limits<double>::infinity(),
+                                     std::numeric_limits<double>::quiet_NaN(), DataType::F64, op)));
+    EXPECT_TRUE(isHalfNan(reduceOne<std::uint16_t>(0x3c00, 0x7e00, DataType::F16, op)));
+    EXPECT_TRUE(isBf16Nan(reduceOne<std::uint16_t>(0x7fc0, 0x3f80, DataType::BF16, op)));
+  }
+  EXPECT_EQ(reduceOne(2.0f, -3.0f, DataType::F32, ReduceOp::Min), -3.0f);
+  EXPECT_EQ(reduceOne(2.0f, -3.0f, DataType::F32, ReduceOp::Max), 2.0f);
+}
+
+// ---- finishAvg.
+
+class FinishAvgTest : public ::testing::TestWithParam<DataType> {};
+
+TEST_P(FinishAvgTest, MatchesScalarReference) {
+  const DataType dt = GetParam();
+  withTraits(dt, [&]<typename Traits>() {
+    using S = typename Traits::Storage;
+    std::mt19937_64 rng(99 + static_cast<int>(dt));
+    for (int n : {1, 2, 3, 7, 1000}) {
+      for (std::size_t count : kCounts) {
+        std::vector<S> v(count);
+        for (auto& x : v) x = Traits::random(rng);
+        const std::vector<S> before = v;
+        finishAvg(v.data(), count, dt, n);
+        for (std::size_t i = 0; i < count; ++i) {
+          ASSERT_TRUE(Traits::same(v[i], Traits::refDiv(before[i], n)))
+              << "n " << n << " count " << count << " element " << i << ": " << +before[i] << " -> " << +v[i];
+        }
+      }
+    }
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypes, FinishAvgTest,
+                         ::testing::Values(DataType::F32, DataType::F64, DataType::F16, DataType::BF16,
+                                           DataType::I8, DataType::U8, DataType::I32, DataType::U32,
+                                           DataType::I64, DataType::U64),
+                         [](const auto& param) { return std::string(toString(param.param)); });
+
+TEST(FinishAvg, KnownValues) {
+  std::int32_t i32[] = {7, -7, 5, -5, 0};
+  finishAvg(i32, 5, DataType::I32, 2);
+  EXPECT_EQ(std::vector<std::int32_t>(i32, i32 + 5), (std::vector<std::int32_t>{3, -3, 2, -2, 0}));
+
+  std::int8_t i8[] = {-128, 127};
+  finishAvg(i8, 2, DataType::I8, 200);  // divisor beyond the type's range
+  EXPECT_EQ(i8[0], 0);
+  EXPECT_EQ(i8[1], 0);
+
+  std::uint64_t u64[] = {std::numeric_limits<std::uint64_t>::max()};
+  finishAvg(u64, 1, DataType::U64, 3);
+  EXPECT_EQ(u64[0], std::numeric_limits<std::uint64_t>::max() / 3);
+
+  std::int64_t i64[] = {std::numeric_limits<std::int64_t>::min()};
+  finishAvg(i64, 1, DataType::I64, 1);
+  EXPECT_EQ(i64[0], std::numeric_limits<std::int64_t>::min());
+
+  float f32[] = {1.0f, 10.0f};
+  finishAvg(f32, 2, DataType::F32, 3);
+  EXPECT_EQ(f32[0], 1.0f / 3.0f);  // exactly: division, not multiplication by 1/3
+  EXPECT_EQ(f32[1], 10.0f / 3.0f);
+
+  double f64[] = {1.0};
+  finishAvg(f64, 1, DataType::F64, 3);
+  EXPECT_EQ(f64[0], 1.0 / 3.0);
+
+  std::uint16_t f16[] = {0x4200};  // 3.0
+  finishAvg(f16, 1, DataType::F16, 2);
+  EXPECT_EQ(f16[0], 0x3e00);  // 1.5
+
+  std::uint16_t bf16[] = {0x4040};  // 3.0
+  finishAvg(bf16, 1, DataType::BF16, 2);
+  EXPECT_EQ(bf16[0], 0x3fc0);  // 1.5
+}
+
+// ---- Errors.
+
+template <typename Fn>
+void expectInvalidArgument(Fn&& fn, const std::string& mustMention) {
+  try {
+    fn();
+    ADD_FAILURE() << "no exception; expected InvalidArgument mentioning " << mustMention;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+    EXPECT_NE(std::string(e.what()).find(mustMention), std::string::npos) << e.what();
+  }
+}
+
+TEST(ReduceErrors, UnknownDatatypeOrOpIsInvalidArgument) {
+  float x[4] = {}, y[4] = {}, z[4] = {};
+  const auto badType = static_cast<DataType>(99);
+  const auto badOp = static_cast<ReduceOp>(42);
+  for (std::size_t count : {std::size_t{0}, std::size_t{4}}) {
+    expectInvalidArgument([&] { reduceInto(x, y, count, badType, ReduceOp::Sum); }, "99");
+    expectInvalidArgument([&] { reduceInto(x, y, count, DataType::F32, badOp); }, "42");
+    expectInvalidArgument([&] { reduce3(z, x, y, count, badType, ReduceOp::Max); }, "99");
+    expectInvalidArgument([&] { reduce3(z, x, y, count, DataType::F32, badOp); }, "42");
+    expectInvalidArgument([&] { finishAvg(x, count, badType, 2); }, "99");
+    expectInvalidArgument([&] { finishAvg(x, count, static_cast<DataType>(-1), 2); }, "-1");
+  }
+  expectInvalidArgument([&] { finishAvg(x, 4, DataType::F32, 0); }, "0");
+  expectInvalidArgument([&] { finishAvg(x, 4, DataType::I32, -3); }, "-3");
+}
+
+// ---- Conversions.
+
+bool sameFloat(float a, float b) {
+  return std::isnan(a) ? std::isnan(b) : std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+}
+
+TEST(HalfConversion, AllBitPatternsDecodeAndRoundTrip) {
+  for (std::uint32_t i = 0; i < 0x10000u; ++i) {
+    const auto h = static_cast<std::uint16_t>(i);
+    const float f = halfToFloat(h);
+    ASSERT_TRUE(sameFloat(f, refHalfToFloat(h))) << std::hex << "0x" << i << " -> " << f;
+    const std::uint16_t back = floatToHalf(f);
+    if (isHalfNan(h)) {
+      ASSERT_TRUE(isHalfNan(back)) << std::hex << "0x" << i << " -> 0x" << back;
+      if (h & 0x0200u) {  // quiet NaNs survive intact
+        ASSERT_EQ(back, h) << "quiet NaN payload lost";
+      }
+    } else {
+      ASSERT_EQ(back, h) << std::hex << "0x" << i;
+    }
+  }
+}
+
+TEST(Bf16Conversion, AllBitPatternsDecodeAndRoundTrip) {
+  for (std::uint32_t i = 0; i < 0x10000u; ++i) {
+    const auto b = static_cast<std::uint16_t>(i);
+    const float f = bf16ToFloat(b);
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(f), i << 16);
+    const std::uint16_t back = floatToBf16(f);
+    if (isBf16Nan(b)) {
+      ASSERT_TRUE(isBf16Nan(back)) << std::hex << "0x" << i << " -> 0x" << back;
+      if (b & 0x0040u) {
+        ASSERT_EQ(back, b) << "quiet NaN payload lost";
+      }
+    } else {
+      ASSERT_EQ(back, b) << std::hex << "0x" << i;
+    }
+  }
+}
+
+// Rounding is decided around the midpoints between neighbouring 16-bit values: check each
+// midpoint and the floats just either side of it, for every finite magnitude.
+TEST(HalfConversion, RoundsToNearestEvenAtEveryMidpoint) {
+  for (std::uint32_t k = 0; k < 0x7c00u; ++k) {
+    const double mid = (decodeMagnitude(k, 10, 15) + decodeMagnitude(k + 1, 10, 15)) / 2;
+    const auto m = static_cast<float>(mid);
+    ASSERT_EQ(static_cast<double>(m), mid) << "midpoint not exact in f32";
+    for (float f : {m, std::nextafter(m, 0.0f), std::nextafter(m, 1e30f)}) {
+      for (float s : {f, -f}) ASSERT_EQ(floatToHalf(s), refFloatToHalf(s)) << std::hexfloat << s;
+    }
+  }
+}
+
+TEST(Bf16Conversion, RoundsToNearestEvenAtEveryMidpoint) {
+  for (std::uint32_t k = 0; k < 0x7f80u; ++k) {
+    const float m = std::bit_cast<float>((k << 16) | 0x8000u);
+    for (float f : {m, std::nextafter(m, 0.0f), std::nextafter(m, std::numeric_limits<float>::infinity())}) {
+      for (float s : {f, -f}) ASSERT_EQ(floatToBf16(s), refFloatToBf16(s)) << std::hexfloat << s;
+    }
+  }
+}
+
+TEST(Conversions, RandomFloatBitPatternsMatchReference) {
+  std::mt19937 rng(42);
+  for (int i = 0; i < 200000; ++i) {
+    const float f = std::bit_cast<float>(static_cast<std::uint32_t>(rng()));
+    const std::uint16_t h = floatToHalf(f);
+    const std::uint16_t b = floatToBf16(f);
+    if (std::isnan(f)) {
+      ASSERT_TRUE(isHalfNan(h)) << std::hexfloat << f;
+      ASSERT_TRUE(isBf16Nan(b)) << std::hexfloat << f;
+    } else {
+      ASSERT_EQ(h, refFloatToHalf(f)) << std::hexfloat << f;
+      ASSERT_EQ(b, refFloatToBf16(f)) << std::hexfloat << f;
+    }
+  }
+}
+
+TEST(HalfConversion, KnownValues) {
+  EXPECT_EQ(halfToFloat(0x3c00), 1.0f);
+  EXPECT_EQ(halfToFloat(0xc000), -2.0f);
+  EXPECT_EQ(halfToFloat(0x7bff), 65504.0f);
+  EXPECT_EQ(halfToFloat(0x0001), std::ldexp(1.0f, -24));                      // smallest subnormal
+  EXPECT_EQ(halfToFloat(0x03ff), std::ldexp(1023.0f, -24));                   // largest subnormal
+  EXPECT_EQ(halfToFloat(0x0400), std::ldexp(1.0f, -14));                      // smallest normal
+  EXPECT_EQ(std::bit_cast<std::uint32_t>(halfToFloat(0x8000)), 0x80000000u);  // -0 keeps its sign
+  EXPECT_EQ(halfToFloat(0x7c00), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(halfToFloat(0xfc00), -std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(halfToFloat(0x7e00)));
+  EXPECT_TRUE(std::isnan(halfToFloat(0x7c01)));  // signalling NaN is not Inf
+
+  EXPECT_EQ(floatToHalf(1.0f), 0x3c00);
+  EXPECT_EQ(floatToHalf(65504.0f), 0x7bff);
+  EXPECT_EQ(floatToHalf(65519.0f), 0x7bff);
+  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00);  // the tie above max rounds to even, i.e. Inf
+  EXPECT_EQ(floatToHalf(1e9f), 0x7c00);
+  EXPECT_EQ(floatToHalf(-std::numeric_limits<float>::infinity()), 0xfc00);
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -24)), 0x0001);
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -25)), 0x0000);  // tie between 0 and 2^-24: even is 0
+  EXPECT_EQ(floatToHalf(std::ldexp(3.0f, -25)), 0x0002);  // tie between 1 and 2 ulps: even is 2
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -26)), 0x0000);
+  EXPECT_EQ(floatToHalf(-std::ldexp(1.0f, -30)), 0x8000);        // underflow keeps the sign
+  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie: even mantissa 0
+  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(3.0f, -11)), 0x3c02);  // tie: even mantissa 2
+  EXPECT_EQ(floatToHalf(std::ldexp(2047.0f, -25)), 0x0400);      // largest subnormal + half ulp -> normal
+  EXPECT_TRUE(isHalfNan(floatToHalf(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_TRUE(isHalfNan(floatToHalf(std::bit_cast<float>(0x7f800001u))));  // low-payload NaN
+  EXPECT_TRUE(isHalfNan(floatToHalf(std::numeric_limits<float>::signaling_NaN())));
+}
+
+TEST(Bf16Conversion, KnownValues) {
+  EXPECT_EQ(bf16ToFloat(0x3f80), 1.0f);
+  EXPECT_EQ(bf16ToFloat(0xc000), -2.0f);
+  EXPECT_EQ(floatToBf16(1.0f), 0x3f80);
+  EXPECT_EQ(floatToBf16(1.0f + std::ldexp(1.0f, -8)), 0x3f80);  // tie: even
+  EXPECT_EQ(floatToBf16(1.0f + std::ldexp(3.0f, -8)), 0x3f82);  // tie: even
+  EXPECT_EQ(floatToBf16(1.0f + std::ldexp(1.0f, -9)), 0x3f80);
+  EXPECT_EQ(floatToBf16(std::numeric_limits<float>::max()), 0x7f80);  // rounds up to Inf
+  EXPECT_EQ(floatToBf16(std::bit_cast<float>(0x7f7f7fffu)), 0x7f7f);  // just below the overflow tie
+  EXPECT_EQ(floatToBf16(std::numeric_limits<float>::denorm_min()), 0x0000);
+  EXPECT_EQ(floatToBf16(std::bit_cast<float>(0x00018000u)), 0x0002);  // subnormal tie: even
+  EXPECT_EQ(floatToBf16(-std::numeric_limits<float>::infinity()), 0xff80);
+  // NaNs whose payload lives only in the dropped bits must not become Inf.
+  EXPECT_TRUE(isBf16Nan(floatToBf16(std::bit_cast<float>(0x7f800001u))));
+  EXPECT_TRUE(isBf16Nan(floatToBf16(std::bit_cast<float>(0xffffffffu))));
+  EXPECT_TRUE(isBf16Nan(floatToBf16(std::numeric_limits<float>::signaling_NaN())));
+  EXPECT_EQ(floatToBf16(std::numeric_limits<float>::quiet_NaN()) & 0x0040, 0x0040);  // quiet
+}
+
+}  // namespace
+}  // namespace tiercc

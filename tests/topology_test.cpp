@@ -1,0 +1,153 @@
+// Topology detection and overrides, the launch environment, and the parameter registry.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "core/env.hpp"
+#include "core/params.hpp"
+#include "core/topology.hpp"
+#include "tiercc/error.hpp"
+
+namespace tiercc {
+namespace {
+
+std::vector<RankInfo> ranks(std::vector<std::string> hosts) {
+  std::vector<RankInfo> out;
+  for (auto& h : hosts) {
+    RankInfo r;
+    r.hostId = h;
+    out.push_back(r);
+  }
+  return out;
+}
+
+TEST(Topology, SameHostIsSameDomain) {
+  Topology t = Topology::build(ranks({"a", "b", "a", "b", "c"}), 2);
+  EXPECT_EQ(t.numDomains(), 3);
+  EXPECT_EQ(t.domain(), 0);
+  EXPECT_EQ(t.localRank(), 1);
+  EXPECT_EQ(t.members(1), (std::vector<int>{1, 3}));
+  EXPECT_EQ(t.minDomainSize(), 1);
+  EXPECT_EQ(t.describe(), "3 domains (sizes 2,2,1)");
+  EXPECT_EQ(t.nameRank(3), "rank 3 (domain 1, local rank 1)");
+}
+
+TEST(Topology, DomainSizeGroupsConsecutiveRanks) {
+  auto rs = ranks(std::vector<std::string>(8, "h"));
+  for (auto& r : rs) r.domainSize = 4;
+  Topology t = Topology::build(rs, 5);
+  EXPECT_EQ(t.describe(), "2 domains x 4 ranks");
+  EXPECT_EQ(t.domain(), 1);
+  EXPECT_EQ(t.localRank(), 1);
+  EXPECT_EQ(t.rankAt(1, 3), 7);
+}
+
+TEST(Topology, DomainIdsAllowUnevenDomains) {
+  auto rs = ranks(std::vector<std::string>(4, "h"));
+  int ids[] = {9, 2, 9, 9};
+  for (int i = 0; i < 4; ++i) rs[i].domainId = ids[i];
+  Topology t = Topology::build(rs, 3);
+  EXPECT_EQ(t.describe(), "2 domains (sizes 3,1)");
+  EXPECT_EQ(t.domain(), 0);  // numbered by lowest rank: domain id 9 holds rank 0
+  EXPECT_EQ(t.localRank(), 2);
+  EXPECT_FALSE(t.uniform());
+}
+
+TEST(Topology, InconsistentOverridesAreErrors) {
+  auto rs = ranks(std::vector<std::string>(3, "h"));
+  rs[1].domainId = 1;
+  try {
+    Topology::build(rs, 0);
+    ADD_FAILURE() << "partial TIERCC_DOMAIN_ID accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("not on rank 0"), std::string::npos) << e.what();
+  }
+  rs = ranks(std::vector<std::string>(3, "h"));
+  rs[0].domainSize = 2;
+  rs[1].domainSize = 2;
+  rs[2].domainSize = 3;
+  EXPECT_THROW(Topology::build(rs, 0), Error);
+}
+
+TEST(Topology, RankInfoRoundTrips) {
+  RankInfo r;
+  r.hostId = "node7/abcd";
+  r.pid = 1234;
+  r.domainId = 3;
+  r.domainSize = 0;
+  r.netAddr = "127.0.0.1:5555";
+  RankInfo back = RankInfo::decode(r.encode());
+  EXPECT_EQ(back.hostId, r.hostId);
+  EXPECT_EQ(back.pid, r.pid);
+  EXPECT_EQ(back.domainId, r.domainId);
+  EXPECT_EQ(back.netAddr, r.netAddr);
+}
+
+class EnvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* v : {"TIERCC_RANK", "TIERCC_WORLD_SIZE", "TIERCC_STORE", "OMPI_COMM_WORLD_RANK",
+                          "OMPI_COMM_WORLD_SIZE", "RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"})
+      unsetenv(v);
+  }
+  void TearDown() override { SetUp(); }
+};
+
+TEST_F(EnvTest, TiercccVariables) {
+  setenv("TIERCC_RANK", "3", 1);
+  setenv("TIERCC_WORLD_SIZE", "8", 1);
+  setenv("TIERCC_STORE", "127.0.0.1:29500", 1);
+  LaunchEnv e = readLaunchEnv();
+  EXPECT_EQ(e.rank, 3);
+  EXPECT_EQ(e.worldSize, 8);
+  EXPECT_EQ(e.storeAddr, "127.0.0.1:29500");
+}
+
+TEST_F(EnvTest, OpenMpiAndTorchrun) {
+  setenv("OMPI_COMM_WORLD_RANK", "1", 1);
+  setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+  setenv("TIERCC_STORE", "h:1", 1);
+  EXPECT_EQ(readLaunchEnv().rank, 1);
+  SetUp();
+  setenv("RANK", "0", 1);
+  setenv("WORLD_SIZE", "4", 1);
+  setenv("MASTER_ADDR", "10.0.0.1", 1);
+  setenv("MASTER_PORT", "29500", 1);
+  LaunchEnv e = readLaunchEnv();
+  EXPECT_EQ(e.worldSize, 4);
+  EXPECT_EQ(e.storeAddr, "10.0.0.1:29501");  // PyTorch's own store keeps MASTER_PORT
+}
+
+TEST_F(EnvTest, MissingOrBadValuesAreExplained) {
+  EXPECT_THROW(readLaunchEnv(), Error);
+  setenv("TIERCC_RANK", "x", 1);
+  setenv("TIERCC_WORLD_SIZE", "2", 1);
+  try {
+    readLaunchEnv();
+    ADD_FAILURE() << "accepted TIERCC_RANK=x";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("TIERCC_RANK='x'"), std::string::npos) << e.what();
+  }
+  setenv("TIERCC_RANK", "2", 1);
+  EXPECT_THROW(readLaunchEnv(), Error);  // rank 2 of 2
+}
+
+TEST(Params, RegistryValuesAndSources) {
+  unsetenv("TIERCC_TIMEOUT");
+  EXPECT_EQ(params::source("TIERCC_TIMEOUT"), "default");
+  EXPECT_EQ(params::getDuration("TIERCC_TIMEOUT"), std::chrono::seconds(300));
+  setenv("TIERCC_TIMEOUT", "1500ms", 1);
+  EXPECT_EQ(params::source("TIERCC_TIMEOUT"), "environment");
+  EXPECT_EQ(params::getDuration("TIERCC_TIMEOUT"), std::chrono::milliseconds(1500));
+  setenv("TIERCC_TIMEOUT", "soon", 1);
+  EXPECT_THROW(params::getDuration("TIERCC_TIMEOUT"), Error);
+  unsetenv("TIERCC_TIMEOUT");
+  EXPECT_EQ(params::parseDuration("5m", "x"), std::chrono::minutes(5));
+  EXPECT_EQ(params::parseDuration("2", "x"), std::chrono::seconds(2));
+  EXPECT_THROW(params::raw("TIERCC_NO_SUCH_PARAMETER"), Error);
+  for (const auto& p : params::all()) EXPECT_NE(std::string(p.doc), "") << p.name;
+}
+
+}  // namespace
+}  // namespace tiercc
