@@ -15,7 +15,7 @@
 #include "core/params.hpp"
 #include "scaleup-emu/shm/shm_domain.hpp"
 #include "transport/bootstrap/store.hpp"
-#include "transport/tcp/tcp_transport.hpp"
+#include "transport/factory.hpp"
 
 namespace tiercc {
 namespace {
@@ -69,11 +69,6 @@ void Communicator::Impl::initTiers() {
   }
 
   // Publish who we are, then read everyone.
-  std::string transport = params::getString("TIERCC_TRANSPORT");
-  if (transport != "tcp")
-    fail(ErrorCode::NotSupported, "TIERCC_TRANSPORT=", transport,
-         ": only tcp is available in this build so far (ucx and ibverbs come with the scale-out tier)");
-  listener_ = std::make_unique<TcpListener>(params::getString("TIERCC_SOCKET_IFADDR"));
   RankInfo mine;
   mine.hostId = localHostId();
   mine.pid = static_cast<int>(getpid());
@@ -81,7 +76,6 @@ void Communicator::Impl::initTiers() {
   mine.domainSize = setup_.forcedDomain ? 0 : envInt("TIERCC_DOMAIN_SIZE", 0);
   TIERCC_REQUIRE_ARG(mine.domainSize >= 0, "TIERCC_DOMAIN_SIZE must be positive, got ", mine.domainSize);
   TIERCC_REQUIRE_ARG(mine.domainId >= -1, "TIERCC_DOMAIN_ID must be non-negative, got ", mine.domainId);
-  mine.netAddr = listener_->endpoint();
   store_->setString("rank/" + std::to_string(rank), mine.encode());
   std::vector<RankInfo> all(size);
   for (int r = 0; r < size; ++r) all[r] = RankInfo::decode(store_->getString("rank/" + std::to_string(r), deadline));
@@ -110,14 +104,14 @@ void Communicator::Impl::initTiers() {
 
   // Tier 1: one connection per rail peer (same local rank, other domains).
   if (topo_.numDomains() > 1) {
-    TcpTransportConfig tc;
-    tc.rank = rank;
+    TransportSetup ts;
+    ts.rank = rank;
+    ts.worldSize = size;
     for (int d = 0; d < topo_.numDomains(); ++d)
-      if (d != dom && topo_.localRank() < topo_.domainSize(d)) tc.peers.push_back(topo_.rankAt(d, topo_.localRank()));
-    tc.peerEndpoint = [all](int r) { return all[r].netAddr; };
-    tc.peerName = [this](int r) { return topo_.nameRank(r); };
-    tc.setupDeadline = deadline;
-    transport_ = std::make_unique<TcpTransport>(*listener_, tc);
+      if (d != dom && topo_.localRank() < topo_.domainSize(d)) ts.peers.push_back(topo_.rankAt(d, topo_.localRank()));
+    ts.peerName = [this](int r) { return topo_.nameRank(r); };
+    ts.deadline = deadline;
+    transport_ = createTransport(defaultTransportName(), *store_, ts);
   }
   scratch_.accumulate.resize(shm.windowBytes);
   scratch_.receive.resize(shm.windowBytes + 8 * static_cast<std::size_t>(topo_.numDomains()));

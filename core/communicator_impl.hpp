@@ -18,7 +18,6 @@ namespace tiercc {
 
 class Store;
 class TcpStoreServer;
-class TcpListener;
 
 /// How a communicator is being created: from scratch, or as a split of a parent.
 struct CommSetup {
@@ -57,7 +56,6 @@ class Communicator::Impl {
   std::shared_ptr<Store> store_;  // prefixed view for this communicator
   std::chrono::milliseconds timeout_;
   Topology topo_;
-  std::unique_ptr<TcpListener> listener_;
   std::unique_ptr<Domain> domain_;
   std::unique_ptr<Transport> transport_;
   Scratch scratch_;

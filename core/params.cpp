@@ -17,7 +17,7 @@ const std::vector<Info> kParams = {
     {"TIERCC_DOMAIN_SIZE", "int", "", "group consecutive ranks into scale-up domains of this size"},
     {"TIERCC_DOMAIN_ID", "int", "", "this rank's scale-up domain (any integer; overrides host detection)"},
     {"TIERCC_TIMEOUT", "duration", "300s", "deadline of every blocking wait (e.g. 300s, 1500ms, 5m)"},
-    {"TIERCC_TRANSPORT", "string", "tcp", "scale-out transport: tcp (ucx and ibverbs come with the scale-out tier)"},
+    {"TIERCC_TRANSPORT", "string", "", "scale-out transport: ibverbs, ucx or tcp (default: the first that works here)"},
     {"TIERCC_SOCKET_IFADDR", "string", "127.0.0.1", "address the TCP scale-out transport listens on"},
     {"TIERCC_SHM_CHUNK", "int", "4194304", "bytes per rank of the shared-memory staging window"},
     {"TIERCC_DEBUG", "string", "WARN", "log level: NONE, WARN, INFO, TRACE"},

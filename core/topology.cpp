@@ -14,19 +14,16 @@ namespace tiercc {
 
 std::string RankInfo::encode() const {
   std::ostringstream out;
-  out << hostId << '\n' << pid << '\n' << domainId << '\n' << domainSize << '\n' << netAddr << '\n';
+  out << hostId << '\n' << pid << '\n' << domainId << '\n' << domainSize << '\n';
   return out.str();
 }
 
 RankInfo RankInfo::decode(const std::string& text) {
   std::istringstream in(text);
   RankInfo r;
-  std::string line;
   std::getline(in, r.hostId);
   in >> r.pid >> r.domainId >> r.domainSize;
-  std::getline(in, line);  // end of the domainSize line
-  std::getline(in, r.netAddr);
-  if (!in && !in.eof()) fail(ErrorCode::Internal, "malformed rank info record '", text, "'");
+  if (in.fail()) fail(ErrorCode::Internal, "malformed rank info record '", text, "'");
   return r;
 }
 

@@ -13,7 +13,6 @@ struct RankInfo {
   int pid = 0;
   int domainId = -1;    ///< TIERCC_DOMAIN_ID, or -1 when unset
   int domainSize = 0;   ///< TIERCC_DOMAIN_SIZE, or 0 when unset
-  std::string netAddr;  ///< scale-out listener address host:port
 
   std::string encode() const;
   static RankInfo decode(const std::string& text);

@@ -11,6 +11,7 @@
 
 #include "core/env.hpp"
 #include "core/params.hpp"
+#include "transport/factory.hpp"
 #include "tiercc/tiercc.hpp"
 #include "tools/info/probes.hpp"
 
@@ -25,7 +26,16 @@ void printParams(std::ostream& out) {
   }
 }
 
+void printTransports(std::ostream& out) {
+  out << "scale-out transports (default: " << tiercc::defaultTransportName() << "):\n";
+  for (const std::string& name : tiercc::transportNames()) {
+    auto why = tiercc::transportUnavailable(name);
+    out << "  " << name << ": " << (why ? "unavailable: " + *why : std::string("available")) << "\n";
+  }
+}
+
 void printDevices(std::ostream& out) {
+  printTransports(out);
   out << "devices:\n";
   tiercc::info::printVerbsDevices(out);
   tiercc::info::printUcxResources(out);
@@ -71,7 +81,8 @@ int main(int argc, char** argv) {
       if (reportMachine)
         out << "topology: " << comm.numDomains() << (comm.numDomains() == 1 ? " domain" : " domains")
             << " x " << comm.domainSize() << " ranks (world size " << comm.size()
-            << "); scale-up: shm; scale-out: " << (comm.numDomains() > 1 ? "tcp" : "none (one domain)") << "\n";
+            << "); scale-up: shm; scale-out: "
+            << (comm.numDomains() > 1 ? tiercc::defaultTransportName() : std::string("none (one domain)")) << "\n";
     } else {
       out << "topology: not launched (one process); run under tiercc-run to see the domains\n";
     }

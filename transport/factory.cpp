@@ -1,0 +1,72 @@
+// The registry of scale-out backends compiled into this build (see factory.hpp). A backend
+// that is compiled in may still be unable to run (no RDMA device): it says why.
+#include "transport/factory.hpp"
+
+#include <algorithm>
+
+#include "core/errors.hpp"
+#include "core/params.hpp"
+#include "transport/tcp/tcp_transport.hpp"
+
+namespace tiercc {
+
+namespace {
+
+struct Backend {
+  const char* name;
+  std::optional<std::string> (*unavailable)();
+  std::unique_ptr<Transport> (*create)(Store&, const TransportSetup&);
+};
+
+std::optional<std::string> tcpUnavailable() { return std::nullopt; }
+
+// In order of preference for the default choice.
+const std::vector<Backend>& backends() {
+  static const std::vector<Backend> kBackends = {
+      {"tcp", tcpUnavailable, createTcpTransport},
+  };
+  return kBackends;
+}
+
+const Backend* find(const std::string& name) {
+  for (const Backend& b : backends())
+    if (name == b.name) return &b;
+  return nullptr;
+}
+
+std::string known() {
+  std::string out;
+  for (const Backend& b : backends()) out += (out.empty() ? "" : ", ") + std::string(b.name);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> transportNames() {
+  std::vector<std::string> out;
+  for (const Backend& b : backends()) out.push_back(b.name);
+  return out;
+}
+
+std::optional<std::string> transportUnavailable(const std::string& name) {
+  const Backend* b = find(name);
+  if (!b) return concat("unknown transport '", name, "' (this build has: ", known(), ")");
+  return b->unavailable();
+}
+
+std::string defaultTransportName() {
+  std::string asked = params::getString("TIERCC_TRANSPORT");
+  if (!asked.empty()) return asked;
+  for (const Backend& b : backends())
+    if (!b.unavailable()) return b.name;
+  return "tcp";
+}
+
+std::unique_ptr<Transport> createTransport(const std::string& name, Store& store, const TransportSetup& setup) {
+  const Backend* b = find(name);
+  if (!b) fail(ErrorCode::InvalidArgument, "TIERCC_TRANSPORT: unknown transport '", name, "' (this build has: ", known(), ")");
+  if (auto why = b->unavailable()) fail(ErrorCode::TransportError, name, " unavailable: ", *why);
+  return b->create(store, setup);
+}
+
+}  // namespace tiercc

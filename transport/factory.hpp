@@ -1,0 +1,41 @@
+// Creating a scale-out transport by name: each backend listens, publishes its address through
+// the Store, and connects to the peers it will talk to. Also tells whether a backend can run
+// here and, if not, why (tiercc-info, test skips, the default choice).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/deadline.hpp"
+#include "transport/transport.hpp"
+
+namespace tiercc {
+
+class Store;
+
+struct TransportSetup {
+  int rank = 0;
+  int worldSize = 0;
+  std::vector<int> peers;                    ///< ranks to connect to (symmetric across ranks)
+  std::function<std::string(int)> peerName;  ///< rank -> "rank 5 (domain 1, local rank 1)"
+  Deadline deadline{Clock::time_point::max()};
+};
+
+/// Backends compiled into this build, in order of preference: "ibverbs", "ucx", "tcp".
+std::vector<std::string> transportNames();
+
+/// Why `name` cannot run on this machine, or nullopt if it can (e.g. "ibverbs unavailable:
+/// no RDMA device"). Unknown names give a reason listing the known ones.
+std::optional<std::string> transportUnavailable(const std::string& name);
+
+/// The transport TIERCC_TRANSPORT asks for, or the first that can run (ibverbs, ucx, tcp).
+std::string defaultTransportName();
+
+/// Creates the named transport. `store` must be private to this communicator: each rank
+/// publishes its address under "net/<rank>" and reads its peers'. All ranks call it together.
+std::unique_ptr<Transport> createTransport(const std::string& name, Store& store, const TransportSetup& setup);
+
+}  // namespace tiercc
