@@ -16,5 +16,7 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/tierccConfigVersion.cmake
                                  COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/tierccConfig.cmake ${PROJECT_BINARY_DIR}/tierccConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tiercc)
+# Relocatable: the .pc file finds the prefix relative to itself.
+file(RELATIVE_PATH TIERCC_PC_TO_PREFIX "${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig" "${CMAKE_INSTALL_PREFIX}")
 configure_file(cmake/tiercc.pc.in ${PROJECT_BINARY_DIR}/tiercc.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/tiercc.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
