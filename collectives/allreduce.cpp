@@ -12,17 +12,16 @@
 // A rank overwrites its window only after every peer released the previous round.
 #include <cstring>
 
-#include "collectives/context.hpp"
+#include "collectives/round.hpp"
 #include "core/reduce.hpp"
 
 namespace tiercc {
 namespace {
 
 struct Round {
-  std::size_t offset = 0;   // first element of the chunk
-  std::size_t count = 0;    // elements in the chunk
-  std::uint32_t epoch = 0;
-  std::uint64_t tagBase = 0;
+  std::size_t offset = 0;  // first element of the chunk
+  std::size_t count = 0;   // elements in the chunk
+  std::uint64_t chunk = 0;
 };
 
 // Step 3: allreduce `buf` (count elements) among the ranks of this rank's rail.
@@ -35,67 +34,49 @@ void railAllreduce(CollContext& ctx, std::byte* buf, std::size_t count, std::siz
   const std::size_t myBytes = (myEnd - myBegin) * es;
 
   // Reduce-scatter: sub-slice d goes to the rail's rank in domain d; ours arrives in rx[d].
-  std::vector<TransferOp> ops;
-  ops.reserve(2 * numDomains);
+  TransferBatch scatter(ctx);
   for (int d = 0; d < numDomains; ++d) {
     if (d == myDomain) continue;
     auto [b, e] = partition(count, numDomains, d);
-    int peer = t.rankAt(d, rail);
-    ops.push_back({peer, true, round.tagBase, buf + b * es, (e - b) * es});
-    ops.push_back({peer, false, round.tagBase, rx + d * myBytes, myBytes});
+    scatter.send(t.rankAt(d, rail), roundTag(ctx, round.chunk, 0), buf + b * es, (e - b) * es);
+    scatter.recv(t.rankAt(d, rail), roundTag(ctx, round.chunk, 0), rx + d * myBytes, myBytes);
   }
-  std::vector<TransferOp*> pending;
-  for (TransferOp& o : ops) {
-    o.isSend ? ctx.transport->isend(o) : ctx.transport->irecv(o);
-    pending.push_back(&o);
-    if (o.isSend) ctx.stats.scaleOutBytes += o.len;
-  }
-  ctx.transport->wait(pending, ctx.deadline, ctx.what);
+  scatter.wait();
 
   // Reduce our sub-slice in domain order, so the result does not depend on who computes it.
   std::memcpy(rx + myDomain * myBytes, buf + myBegin * es, myBytes);
   std::byte* mine = buf + myBegin * es;
   const std::size_t n = myEnd - myBegin;
-  if (numDomains >= 2) reduce3(mine, rx, rx + myBytes, n, dt, op);
+  reduce3(mine, rx, rx + myBytes, n, dt, op);
   for (int d = 2; d < numDomains; ++d) reduceInto(mine, rx + d * myBytes, n, dt, op);
 
   // Allgather: our reduced sub-slice to every rail peer, theirs straight into place.
-  ops.clear();
-  pending.clear();
+  TransferBatch gather(ctx);
   for (int d = 0; d < numDomains; ++d) {
     if (d == myDomain) continue;
     auto [b, e] = partition(count, numDomains, d);
-    int peer = t.rankAt(d, rail);
-    ops.push_back({peer, true, round.tagBase + 1, mine, myBytes});
-    ops.push_back({peer, false, round.tagBase + 1, buf + b * es, (e - b) * es});
+    gather.send(t.rankAt(d, rail), roundTag(ctx, round.chunk, 1), mine, myBytes);
+    gather.recv(t.rankAt(d, rail), roundTag(ctx, round.chunk, 1), buf + b * es, (e - b) * es);
   }
-  for (TransferOp& o : ops) {
-    o.isSend ? ctx.transport->isend(o) : ctx.transport->irecv(o);
-    pending.push_back(&o);
-    if (o.isSend) ctx.stats.scaleOutBytes += o.len;
-  }
-  ctx.transport->wait(pending, ctx.deadline, ctx.what);
+  gather.wait();
 }
 
 void runRound(CollContext& ctx, const std::byte* send, std::byte* recv, std::size_t es, DataType dt,
               ReduceOp op, const Round& round) {
   Domain& dom = ctx.domain;
   const int k = dom.size(), me = dom.localRank(), rails = ctx.topo.minDomainSize();
-  const std::size_t bytes = round.count * es;
 
   // 1. Stage, once every peer has finished reading our window from the previous round.
-  for (int p = 0; p < k; ++p)
-    if (p != me) dom.waitUntil(p, kFlagReleased, round.epoch - 1, ctx.deadline, ctx.what);
-  std::memcpy(dom.window(me), send + round.offset * es, bytes);
-  dom.signal(kFlagStaged, round.epoch);
+  const std::uint32_t epoch = beginRound(ctx);
+  std::memcpy(dom.window(me), send + round.offset * es, round.count * es);
+  dom.signal(kFlagStaged, epoch);
 
   // 2-4. Owners of a slice reduce it inside the domain, then across domains along their rail.
   if (me < rails) {
     auto [b, e] = partition(round.count, rails, me);
     const std::size_t n = e - b, sliceOff = b * es;
     std::byte* acc = ctx.scratch.accumulate.data();
-    for (int p = 0; p < k; ++p)
-      if (p != me) dom.waitUntil(p, kFlagStaged, round.epoch, ctx.deadline, ctx.what);
+    for (int p = 0; p < k; ++p) waitPeer(ctx, p, kFlagStaged, epoch);
     if (k == 1) {
       std::memcpy(acc, dom.window(0) + sliceOff, n * es);
     } else {
@@ -106,19 +87,19 @@ void runRound(CollContext& ctx, const std::byte* send, std::byte* recv, std::siz
     if (ctx.topo.numDomains() > 1 && n > 0) railAllreduce(ctx, acc, n, es, dt, op, round);
     if (op == ReduceOp::Avg) finishAvg(acc, n, dt, ctx.topo.size());
     std::memcpy(dom.window(me) + sliceOff, acc, n * es);
-    dom.signal(kFlagReduced, round.epoch);
+    dom.signal(kFlagReduced, epoch);
   }
 
   // 5. Gather every slice into the output.
   for (int j = 0; j < rails; ++j) {
     auto [b, e] = partition(round.count, rails, j);
     if (j != me) {
-      dom.waitUntil(j, kFlagReduced, round.epoch, ctx.deadline, ctx.what);
+      waitPeer(ctx, j, kFlagReduced, epoch);
       ctx.stats.scaleUpBytes += (e - b) * es;
     }
     std::memcpy(recv + (round.offset + b) * es, dom.window(j) + b * es, (e - b) * es);
   }
-  dom.signal(kFlagReleased, round.epoch);
+  endRound(ctx, epoch);
 }
 
 }  // namespace
@@ -129,13 +110,10 @@ void allreduceHierarchical(CollContext& ctx, const void* send, void* recv, std::
   const std::size_t perRound = ctx.domain.windowBytes() / es;
   const auto* in = static_cast<const std::byte*>(send);
   auto* out = static_cast<std::byte*>(recv);
-  std::uint64_t chunk = 0;
-  for (std::size_t offset = 0; offset < count; offset += perRound, ++chunk) {
-    Round round;
+  Round round;
+  for (std::size_t offset = 0; offset < count; offset += perRound, ++round.chunk) {
     round.offset = offset;
     round.count = std::min(perRound, count - offset);
-    round.epoch = ++ctx.epoch;
-    round.tagBase = (ctx.seq << 32) | (chunk << 2);
     runRound(ctx, in, out, es, dt, op, round);
   }
   const int D = ctx.topo.numDomains();

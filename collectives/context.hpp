@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/deadline.hpp"
+#include "core/errors.hpp"
 #include "core/topology.hpp"
 #include "scaleup-emu/domain.hpp"
 #include "tiercc/tiercc.hpp"
@@ -46,9 +47,20 @@ inline std::pair<std::size_t, std::size_t> partition(std::size_t n, std::size_t 
   return {begin, begin + base + (i < extra ? 1 : 0)};
 }
 
-/// Hierarchical, rail-parallel allreduce: reduce-scatter inside the domain, an allreduce per
-/// rail across domains on each slice, allgather inside the domain. Arguments are validated.
+// The collectives, each hierarchical and rail-parallel (see its file). Arguments are
+// validated by the caller; in place follows NCCL's definitions.
 void allreduceHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t count,
                            DataType dt, ReduceOp op);
+void broadcastHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t count, DataType dt,
+                           int root);
+void reduceHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t count, DataType dt,
+                        ReduceOp op, int root);
+void allgatherHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t blockCount, DataType dt);
+void reduceScatterHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t blockCount,
+                               DataType dt, ReduceOp op);
+void alltoallHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t blockCount, DataType dt);
+/// Point-to-point; pairSeq numbers the messages of one (sender, receiver) pair.
+void sendPointToPoint(CollContext& ctx, const void* buf, std::size_t bytes, int peer, std::uint64_t pairSeq);
+void recvPointToPoint(CollContext& ctx, void* buf, std::size_t bytes, int peer, std::uint64_t pairSeq);
 
 }  // namespace tiercc

@@ -28,21 +28,20 @@ std::size_t byteSize(const char* name, std::size_t count, DataType dt, std::size
   return count * es * factor;
 }
 
-/// Null buffers (for non-empty data) and partially overlapping send/recv are rejected.
+/// Null buffers (for non-empty data) and overlapping send/recv are rejected, except the exact
+/// in-place form of the collective: send == inPlaceSend (NCCL's definitions).
 void requireBuffers(const char* name, const void* send, std::size_t sendBytes, const void* recv,
-                    std::size_t recvBytes) {
+                    std::size_t recvBytes, const void* inPlaceSend) {
   TIERCC_REQUIRE_ARG(sendBytes == 0 || send, name, ": send buffer is null");
   TIERCC_REQUIRE_ARG(recvBytes == 0 || recv, name, ": receive buffer is null");
-  if (send == recv || !sendBytes || !recvBytes) return;
+  if (!sendBytes || !recvBytes || send == inPlaceSend) return;
   auto s = reinterpret_cast<std::uintptr_t>(send), r = reinterpret_cast<std::uintptr_t>(recv);
   TIERCC_REQUIRE_ARG(s + sendBytes <= r || r + recvBytes <= s, name,
-                     ": send and receive buffers overlap without being the same (in place means send == recv)");
+                     ": send and receive buffers overlap without being the in-place form of this collective");
 }
 
-[[noreturn]] void notYet(const char* name) {
-  fail(ErrorCode::NotSupported, name,
-       " is not supported yet: this build has allreduce and barrier; the other collectives come "
-       "with the hierarchical-collectives work");
+void requireRank(const char* name, const char* what, int rank, int size) {
+  TIERCC_REQUIRE_ARG(rank >= 0 && rank < size, name, ": ", what, " ", rank, " is not in [0, ", size, ")");
 }
 
 }  // namespace
@@ -83,6 +82,15 @@ void Communicator::Impl::failed(const Error& e) {
   if (transport_) transport_->abort();
 }
 
+// Point-to-point operations do not take a collective sequence number (only two ranks see
+// them); each (direction, peer) pair numbers its own messages.
+void Communicator::Impl::runPointToPoint(bool isSend, int peer, std::function<void(CollContext&)> body) {
+  if (aborted_.load()) fail(ErrorCode::Aborted, isSend ? "send" : "recv", ": the communicator was aborted");
+  std::uint64_t pairSeq = (isSend ? sendSeq_ : recvSeq_)[peer]++;
+  std::string name = concat(isSend ? "send to rank " : "recv from rank ", peer);
+  queue_.runInline([&] { execute(name.c_str(), pairSeq, body); });
+}
+
 void Communicator::Impl::runBlocking(const char* name, std::function<void(CollContext&)> body) {
   if (aborted_.load()) fail(ErrorCode::Aborted, name, ": the communicator was aborted");
   std::uint64_t seq = nextSeq_++;
@@ -99,54 +107,153 @@ Work Communicator::Impl::runAsync(const char* name, std::function<void(CollConte
 
 namespace {
 
+using Body = std::function<void(CollContext&)>;
+
 Communicator::Impl& live(const std::unique_ptr<Communicator::Impl>& impl) {
   if (!impl) fail(ErrorCode::InvalidArgument, "operation on an empty communicator (moved from, or split with a negative color)");
   return *impl;
 }
 
-std::function<void(CollContext&)> allreduceBody(Communicator::Impl& c, const void* send, void* recv,
-                                                std::size_t count, DataType dt, ReduceOp op) {
+// base + delta bytes as an address to compare with, never dereferenced.
+const void* shifted(const void* base, std::ptrdiff_t delta) {
+  return reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(base) + delta);
+}
+
+Body allreduceBody(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op) {
   requireType(dt);
   requireOp(op);
   std::size_t bytes = byteSize("allreduce", count, dt);
-  requireBuffers("allreduce", send, bytes, recv, bytes);
-  (void)c;
+  requireBuffers("allreduce", send, bytes, recv, bytes, recv);
   return [=](CollContext& ctx) { allreduceHierarchical(ctx, send, recv, count, dt, op); };
 }
 
-std::function<void(CollContext&)> barrierBody() {
+Body reduceScatterBody(int rank, int size, const void* send, void* recv, std::size_t recvCount, DataType dt,
+                       ReduceOp op) {
+  requireType(dt);
+  requireOp(op);
+  std::size_t recvBytes = byteSize("reduce_scatter", recvCount, dt);
+  std::size_t sendBytes = byteSize("reduce_scatter", recvCount, dt, size);
+  // In place: recv == send + rank x recvCount.
+  requireBuffers("reduce_scatter", send, sendBytes, recv, recvBytes, shifted(recv, -static_cast<std::ptrdiff_t>(rank * recvBytes)));
+  return [=](CollContext& ctx) { reduceScatterHierarchical(ctx, send, recv, recvCount, dt, op); };
+}
+
+Body allgatherBody(int rank, int size, const void* send, void* recv, std::size_t sendCount, DataType dt) {
+  requireType(dt);
+  std::size_t sendBytes = byteSize("allgather", sendCount, dt);
+  std::size_t recvBytes = byteSize("allgather", sendCount, dt, size);
+  // In place: send == recv + rank x sendCount.
+  requireBuffers("allgather", send, sendBytes, recv, recvBytes, shifted(recv, static_cast<std::ptrdiff_t>(rank * sendBytes)));
+  return [=](CollContext& ctx) { allgatherHierarchical(ctx, send, recv, sendCount, dt); };
+}
+
+Body broadcastBody(int rank, int size, const void* send, void* recv, std::size_t count, DataType dt, int root) {
+  requireType(dt);
+  requireRank("broadcast", "root", root, size);
+  std::size_t bytes = byteSize("broadcast", count, dt);
+  requireBuffers("broadcast", send, rank == root ? bytes : 0, recv, bytes, recv);
+  return [=](CollContext& ctx) { broadcastHierarchical(ctx, send, recv, count, dt, root); };
+}
+
+Body reduceBody(int rank, int size, const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op,
+                int root) {
+  requireType(dt);
+  requireOp(op);
+  requireRank("reduce", "root", root, size);
+  std::size_t bytes = byteSize("reduce", count, dt);
+  requireBuffers("reduce", send, bytes, recv, rank == root ? bytes : 0, recv);
+  return [=](CollContext& ctx) { reduceHierarchical(ctx, send, recv, count, dt, op, root); };
+}
+
+Body alltoallBody(int size, const void* send, void* recv, std::size_t countPerPeer, DataType dt) {
+  requireType(dt);
+  std::size_t bytes = byteSize("alltoall", countPerPeer, dt, size);
+  requireBuffers("alltoall", send, bytes, recv, bytes, recv);
+  return [=](CollContext& ctx) { alltoallHierarchical(ctx, send, recv, countPerPeer, dt); };
+}
+
+Body barrierBody() {
   return [](CollContext& ctx) {
-    std::uint8_t token = 1, sum = 0;
-    allreduceHierarchical(ctx, &token, &sum, 1, DataType::U8, ReduceOp::Max);
+    std::uint8_t token = 1, result = 0;
+    allreduceHierarchical(ctx, &token, &result, 1, DataType::U8, ReduceOp::Max);
   };
 }
 
 }  // namespace
 
 void Communicator::allreduce(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op) {
-  Impl& c = live(impl_);
-  c.runBlocking("allreduce", allreduceBody(c, send, recv, count, dt, op));
+  live(impl_).runBlocking("allreduce", allreduceBody(send, recv, count, dt, op));
+}
+Work Communicator::allreduceAsync(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op) {
+  return live(impl_).runAsync("allreduce", allreduceBody(send, recv, count, dt, op));
 }
 
-Work Communicator::allreduceAsync(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op) {
+void Communicator::reduceScatter(const void* send, void* recv, std::size_t recvCount, DataType dt, ReduceOp op) {
   Impl& c = live(impl_);
-  return c.runAsync("allreduce", allreduceBody(c, send, recv, count, dt, op));
+  c.runBlocking("reduce_scatter", reduceScatterBody(rank(), size(), send, recv, recvCount, dt, op));
+}
+Work Communicator::reduceScatterAsync(const void* send, void* recv, std::size_t recvCount, DataType dt, ReduceOp op) {
+  Impl& c = live(impl_);
+  return c.runAsync("reduce_scatter", reduceScatterBody(rank(), size(), send, recv, recvCount, dt, op));
+}
+
+void Communicator::allgather(const void* send, void* recv, std::size_t sendCount, DataType dt) {
+  Impl& c = live(impl_);
+  c.runBlocking("allgather", allgatherBody(rank(), size(), send, recv, sendCount, dt));
+}
+Work Communicator::allgatherAsync(const void* send, void* recv, std::size_t sendCount, DataType dt) {
+  Impl& c = live(impl_);
+  return c.runAsync("allgather", allgatherBody(rank(), size(), send, recv, sendCount, dt));
+}
+
+void Communicator::broadcast(const void* send, void* recv, std::size_t count, DataType dt, int root) {
+  Impl& c = live(impl_);
+  c.runBlocking("broadcast", broadcastBody(rank(), size(), send, recv, count, dt, root));
+}
+Work Communicator::broadcastAsync(const void* send, void* recv, std::size_t count, DataType dt, int root) {
+  Impl& c = live(impl_);
+  return c.runAsync("broadcast", broadcastBody(rank(), size(), send, recv, count, dt, root));
+}
+
+void Communicator::reduce(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op, int root) {
+  Impl& c = live(impl_);
+  c.runBlocking("reduce", reduceBody(rank(), size(), send, recv, count, dt, op, root));
+}
+Work Communicator::reduceAsync(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op, int root) {
+  Impl& c = live(impl_);
+  return c.runAsync("reduce", reduceBody(rank(), size(), send, recv, count, dt, op, root));
+}
+
+void Communicator::alltoall(const void* send, void* recv, std::size_t countPerPeer, DataType dt) {
+  Impl& c = live(impl_);
+  c.runBlocking("alltoall", alltoallBody(size(), send, recv, countPerPeer, dt));
+}
+Work Communicator::alltoallAsync(const void* send, void* recv, std::size_t countPerPeer, DataType dt) {
+  Impl& c = live(impl_);
+  return c.runAsync("alltoall", alltoallBody(size(), send, recv, countPerPeer, dt));
 }
 
 void Communicator::barrier() { live(impl_).runBlocking("barrier", barrierBody()); }
 Work Communicator::barrierAsync() { return live(impl_).runAsync("barrier", barrierBody()); }
 
-void Communicator::reduceScatter(const void*, void*, std::size_t, DataType, ReduceOp) { live(impl_); notYet("reduce_scatter"); }
-void Communicator::allgather(const void*, void*, std::size_t, DataType) { live(impl_); notYet("allgather"); }
-void Communicator::broadcast(const void*, void*, std::size_t, DataType, int) { live(impl_); notYet("broadcast"); }
-void Communicator::reduce(const void*, void*, std::size_t, DataType, ReduceOp, int) { live(impl_); notYet("reduce"); }
-void Communicator::alltoall(const void*, void*, std::size_t, DataType) { live(impl_); notYet("alltoall"); }
-void Communicator::send(const void*, std::size_t, DataType, int) { live(impl_); notYet("send"); }
-void Communicator::recv(void*, std::size_t, DataType, int) { live(impl_); notYet("recv"); }
-Work Communicator::reduceScatterAsync(const void*, void*, std::size_t, DataType, ReduceOp) { live(impl_); notYet("reduce_scatter"); }
-Work Communicator::allgatherAsync(const void*, void*, std::size_t, DataType) { live(impl_); notYet("allgather"); }
-Work Communicator::broadcastAsync(const void*, void*, std::size_t, DataType, int) { live(impl_); notYet("broadcast"); }
-Work Communicator::reduceAsync(const void*, void*, std::size_t, DataType, ReduceOp, int) { live(impl_); notYet("reduce"); }
-Work Communicator::alltoallAsync(const void*, void*, std::size_t, DataType) { live(impl_); notYet("alltoall"); }
+void Communicator::send(const void* buf, std::size_t count, DataType dt, int peer) {
+  Impl& c = live(impl_);
+  requireType(dt);
+  requireRank("send", "peer", peer, size());
+  TIERCC_REQUIRE_ARG(peer != rank(), "send: peer ", peer, " is this rank");
+  std::size_t bytes = byteSize("send", count, dt);
+  requireBuffers("send", buf, bytes, nullptr, 0, nullptr);
+  c.runPointToPoint(true, peer, [=](CollContext& ctx) { sendPointToPoint(ctx, buf, bytes, peer, ctx.seq); });
+}
+
+void Communicator::recv(void* buf, std::size_t count, DataType dt, int peer) {
+  Impl& c = live(impl_);
+  requireType(dt);
+  requireRank("recv", "peer", peer, size());
+  TIERCC_REQUIRE_ARG(peer != rank(), "recv: peer ", peer, " is this rank");
+  std::size_t bytes = byteSize("recv", count, dt);
+  requireBuffers("recv", nullptr, 0, buf, bytes, nullptr);
+  c.runPointToPoint(false, peer, [=](CollContext& ctx) { recvPointToPoint(ctx, buf, bytes, peer, ctx.seq); });
+}
 
 }  // namespace tiercc

@@ -102,13 +102,16 @@ void Communicator::Impl::initTiers() {
   PrefixStore domainStore(store_, "shm/d" + std::to_string(dom) + "/");
   domain_ = std::make_unique<ShmDomain>(domainStore, shm);
 
-  // Tier 1: one connection per rail peer (same local rank, other domains).
-  if (topo_.numDomains() > 1) {
+  // Tier 1: collectives use the rail peers (same local rank, other domains); send/recv may
+  // address anyone, so every pair is connected.
+  sendSeq_.assign(size, 0);
+  recvSeq_.assign(size, 0);
+  if (size > 1) {
     TransportSetup ts;
     ts.rank = rank;
     ts.worldSize = size;
-    for (int d = 0; d < topo_.numDomains(); ++d)
-      if (d != dom && topo_.localRank() < topo_.domainSize(d)) ts.peers.push_back(topo_.rankAt(d, topo_.localRank()));
+    for (int r = 0; r < size; ++r)
+      if (r != rank) ts.peers.push_back(r);
     ts.peerName = [this](int r) { return topo_.nameRank(r); };
     ts.deadline = deadline;
     transport_ = createTransport(defaultTransportName(), *store_, ts);

@@ -44,6 +44,8 @@ class Communicator::Impl {
   /// Runs a collective in order with the others: inline (blocking) or on the worker (async).
   void runBlocking(const char* name, std::function<void(CollContext&)> body);
   Work runAsync(const char* name, std::function<void(CollContext&)> body);
+  /// Runs a send (isSend) or receive with `peer`, in order with the collectives.
+  void runPointToPoint(bool isSend, int peer, std::function<void(CollContext&)> body);
 
  private:
   void initTiers();
@@ -62,6 +64,7 @@ class Communicator::Impl {
   std::uint32_t epoch_ = 0;
   std::atomic<std::uint64_t> nextSeq_{0};  // assigned at issue, so async calls keep their order
   std::uint64_t splitCount_ = 0;
+  std::vector<std::uint64_t> sendSeq_, recvSeq_;  // per peer: messages sent / received so far
   mutable std::mutex statsMutex_;
   TierStats stats_;
   std::atomic<bool> aborted_{false};

@@ -18,34 +18,6 @@ const DataType kTypes[] = {DataType::F32, DataType::F64, DataType::F16, DataType
                            DataType::U8,  DataType::I32, DataType::U32, DataType::I64,  DataType::U64};
 const ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg};
 
-double decode(DataType dt, const std::uint8_t* p) {
-  switch (dt) {
-    case DataType::F32: { float f; std::memcpy(&f, p, 4); return f; }
-    case DataType::F64: { double d; std::memcpy(&d, p, 8); return d; }
-    case DataType::F16: { std::uint16_t h; std::memcpy(&h, p, 2); return halfToFloat(h); }
-    case DataType::BF16: { std::uint16_t h; std::memcpy(&h, p, 2); return bf16ToFloat(h); }
-    default: return 0;
-  }
-}
-
-// Exact match, except float Avg, whose last bit depends on how the division is done.
-void checkResult(DataType dt, ReduceOp op, const std::vector<std::uint8_t>& got,
-                 const std::vector<std::uint8_t>& want, const std::string& what) {
-  std::size_t es = dataTypeSize(dt);
-  for (std::size_t i = 0; i * es < want.size(); ++i) {
-    const std::uint8_t* g = got.data() + i * es;
-    const std::uint8_t* w = want.data() + i * es;
-    if (std::memcmp(g, w, es) == 0) continue;
-    if (op == ReduceOp::Avg && isFloat(dt)) {
-      double a = decode(dt, g), b = decode(dt, w);
-      double tol = es == 2 ? 1e-2 : 1e-6;
-      if (std::fabs(a - b) <= tol * std::max(1.0, std::fabs(b))) continue;
-      TIERCC_CHECK(false, what << ": element " << i << " is " << a << ", expected " << b);
-    }
-    TIERCC_CHECK(false, what << ": element " << i << " differs from the reference");
-  }
-}
-
 struct MatrixOptions {
   std::vector<std::size_t> counts;
   bool viaCApi = false;

@@ -45,11 +45,19 @@ TEST(BadInput, RejectedWithoutTouchingTheReceiveBuffer) {
   comm.allreduce(nullptr, nullptr, 0, DataType::F32, ReduceOp::Sum);
 }
 
-TEST(BadInput, UnsupportedCollectivesSaySo) {
+TEST(BadInput, RootsPeersAndInPlaceForms) {
   Communicator comm = makeSolo();
-  float x = 1, y = 7;
-  expectError(ErrorCode::NotSupported, "not supported yet", [&] { comm.broadcast(&x, &y, 1, DataType::F32, 0); });
-  EXPECT_EQ(y, 7.0f);
+  float x[4] = {1, 2, 3, 4}, y[4] = {7, 7, 7, 7};
+  expectError(ErrorCode::InvalidArgument, "root 1 is not in [0, 1)", [&] { comm.broadcast(x, y, 1, DataType::F32, 1); });
+  expectError(ErrorCode::InvalidArgument, "root -1", [&] { comm.reduce(x, y, 1, DataType::F32, ReduceOp::Sum, -1); });
+  expectError(ErrorCode::InvalidArgument, "is this rank", [&] { comm.send(x, 1, DataType::F32, 0); });
+  expectError(ErrorCode::InvalidArgument, "peer 3", [&] { comm.recv(y, 1, DataType::F32, 3); });
+  expectError(ErrorCode::InvalidArgument, "overlap", [&] { comm.alltoall(x, x + 1, 2, DataType::F32); });
+  for (float v : y) EXPECT_EQ(v, 7.0f);
+  // The in-place forms (NCCL's) are accepted: with one rank, recv == send.
+  comm.allgather(x, x, 4, DataType::F32);
+  comm.reduceScatter(x, x, 4, DataType::F32, ReduceOp::Sum);
+  EXPECT_EQ(x[3], 4.0f);
 }
 
 TEST(BadInput, CallsAfterAbortFail) {
@@ -104,7 +112,10 @@ TEST(CApi, UseAfterDestroyIsReported) {
   EXPECT_EQ(tiercc_allreduce(&x, &y, 1, tiercc_f64, tiercc_sum, comm), tiercc_success);
   EXPECT_EQ(y, 3.0);
   EXPECT_EQ(tiercc_allreduce(&x, &y, 1, static_cast<tiercc_datatype_t>(99), tiercc_sum, comm), tiercc_invalid_argument);
-  EXPECT_EQ(tiercc_broadcast(&x, &y, 1, tiercc_f64, 0, comm), tiercc_not_supported);
+  double z = 0;
+  EXPECT_EQ(tiercc_broadcast(&x, &z, 1, tiercc_f64, 0, comm), tiercc_success);
+  EXPECT_EQ(z, 3.0);
+  EXPECT_EQ(tiercc_send(&x, 1, tiercc_f64, 0, comm), tiercc_invalid_argument);
   EXPECT_EQ(tiercc_comm_destroy(comm), tiercc_success);
   y = 5;
   EXPECT_EQ(tiercc_allreduce(&x, &y, 1, tiercc_f64, tiercc_sum, comm), tiercc_invalid_argument);

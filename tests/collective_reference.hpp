@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/reduce.hpp"
+#include "tests/support/multiprocess.hpp"
 #include "tiercc/types.hpp"
 
 namespace tiercc::test {
@@ -89,6 +91,34 @@ inline std::vector<std::uint8_t> expectedBuffer(DataType dt, ReduceOp op, int n,
     encode(dt, v, buf.data() + i * es);
   }
   return buf;
+}
+
+inline double decode(DataType dt, const std::uint8_t* p) {
+  switch (dt) {
+    case DataType::F32: { float f; std::memcpy(&f, p, 4); return f; }
+    case DataType::F64: { double d; std::memcpy(&d, p, 8); return d; }
+    case DataType::F16: { std::uint16_t h; std::memcpy(&h, p, 2); return halfToFloat(h); }
+    case DataType::BF16: { std::uint16_t h; std::memcpy(&h, p, 2); return bf16ToFloat(h); }
+    default: return 0;
+  }
+}
+
+/// Exact match, except float Avg, whose last bit depends on how the division is done.
+inline void checkResult(DataType dt, ReduceOp op, const std::vector<std::uint8_t>& got,
+                 const std::vector<std::uint8_t>& want, const std::string& what) {
+  std::size_t es = dataTypeSize(dt);
+  for (std::size_t i = 0; i * es < want.size(); ++i) {
+    const std::uint8_t* g = got.data() + i * es;
+    const std::uint8_t* w = want.data() + i * es;
+    if (std::memcmp(g, w, es) == 0) continue;
+    if (op == ReduceOp::Avg && isFloat(dt)) {
+      double a = decode(dt, g), b = decode(dt, w);
+      double tol = es == 2 ? 1e-2 : 1e-6;
+      if (std::fabs(a - b) <= tol * std::max(1.0, std::fabs(b))) continue;
+      TIERCC_CHECK(false, what << ": element " << i << " is " << a << ", expected " << b);
+    }
+    TIERCC_CHECK(false, what << ": element " << i << " differs from the reference");
+  }
 }
 
 }  // namespace tiercc::test

@@ -1,0 +1,48 @@
+// Round protocol and transfer batches (see round.hpp).
+#include "collectives/round.hpp"
+
+namespace tiercc {
+
+std::uint32_t beginRound(CollContext& ctx) {
+  Domain& dom = ctx.domain;
+  const std::uint32_t epoch = ++ctx.epoch;
+  for (int p = 0; p < dom.size(); ++p)
+    if (p != dom.localRank()) dom.waitUntil(p, kFlagReleased, epoch - 1, ctx.deadline, ctx.what);
+  return epoch;
+}
+
+void endRound(CollContext& ctx, std::uint32_t epoch) { ctx.domain.signal(kFlagReleased, epoch); }
+
+void waitPeer(CollContext& ctx, int peer, DomainFlag flag, std::uint32_t epoch) {
+  if (peer != ctx.domain.localRank()) ctx.domain.waitUntil(peer, flag, epoch, ctx.deadline, ctx.what);
+}
+
+void TransferBatch::send(int peer, std::uint64_t tag, const std::byte* buf, std::size_t len) {
+  TransferOp& op = ops_.emplace_back();
+  op.peer = peer;
+  op.isSend = true;
+  op.tag = tag;
+  op.buf = const_cast<std::byte*>(buf);  // sends only read it
+  op.len = len;
+  ctx_.transport->isend(op);
+  pending_.push_back(&op);
+  ctx_.stats.scaleOutBytes += len;
+}
+
+void TransferBatch::recv(int peer, std::uint64_t tag, std::byte* buf, std::size_t len) {
+  TransferOp& op = ops_.emplace_back();
+  op.peer = peer;
+  op.tag = tag;
+  op.buf = buf;
+  op.len = len;
+  ctx_.transport->irecv(op);
+  pending_.push_back(&op);
+}
+
+void TransferBatch::wait() {
+  if (pending_.empty()) return;
+  ctx_.transport->wait(pending_, ctx_.deadline, ctx_.what);
+  pending_.clear();
+}
+
+}  // namespace tiercc

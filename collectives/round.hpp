@@ -1,0 +1,46 @@
+// Building blocks every collective uses: the per-round epoch protocol on the domain's windows,
+// and batches of scale-out transfers that are posted together and waited for together.
+#pragma once
+
+#include <deque>
+
+#include "collectives/context.hpp"
+
+namespace tiercc {
+
+/// Starts a round: waits until every domain peer has released the previous round (so this
+/// rank may overwrite its window) and returns the round's epoch.
+std::uint32_t beginRound(CollContext& ctx);
+/// Ends a round: this rank has finished reading its peers' windows.
+void endRound(CollContext& ctx, std::uint32_t epoch);
+/// Waits until local rank `peer` has raised `flag` to `epoch`.
+void waitPeer(CollContext& ctx, int peer, DomainFlag flag, std::uint32_t epoch);
+
+/// Tag of phase `phase` of round `chunk` of this collective; unique per (seq, chunk, phase).
+inline std::uint64_t roundTag(const CollContext& ctx, std::uint64_t chunk, std::uint64_t phase) {
+  return (ctx.seq << 32) | (chunk << 8) | phase;
+}
+
+/// Scale-out operations posted together; wait() completes them all (counting bytes sent).
+class TransferBatch {
+ public:
+  explicit TransferBatch(CollContext& ctx) : ctx_(ctx) {}
+  void send(int peer, std::uint64_t tag, const std::byte* buf, std::size_t len);
+  void recv(int peer, std::uint64_t tag, std::byte* buf, std::size_t len);
+  /// Posts nothing more; waits for everything posted so far.
+  void wait();
+
+ private:
+  CollContext& ctx_;
+  std::deque<TransferOp> ops_;  // deque: posted ops must not move
+  std::vector<TransferOp*> pending_;
+};
+
+/// Elements per round when each round needs `unitsPerElement` element-sized slots of
+/// `capacityBytes` (at least 1).
+inline std::size_t elementsPerRound(std::size_t capacityBytes, std::size_t unitsPerElement, std::size_t es) {
+  std::size_t n = capacityBytes / (unitsPerElement * es);
+  return n ? n : 1;
+}
+
+}  // namespace tiercc

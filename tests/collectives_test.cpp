@@ -1,0 +1,210 @@
+// Every collective other than allreduce (which has its own suite) across topologies: each test
+// is one multi-process job running broadcast, reduce, allgather, reduce-scatter, all-to-all and
+// send/recv over datatypes, ops, counts, roots and both placements, against a reference
+// computed independently. Also checks that slow-tier bytes equal the bound where it is exact.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "tests/collective_reference.hpp"
+#include "tests/support/multiprocess.hpp"
+#include "tiercc/tiercc.hpp"
+
+namespace tiercc::test {
+namespace {
+
+using Buffer = std::vector<std::uint8_t>;
+const DataType kTypes[] = {DataType::F32, DataType::BF16, DataType::I8, DataType::U64, DataType::F64};
+const ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Max, ReduceOp::Avg};
+
+// Element i of the block that rank `from` addresses to rank `to`: small, exact in every type.
+double blockValue(int from, int to, std::size_t i) { return double((from * 7 + to * 3 + i) % 100); }
+
+Buffer pattern(DataType dt, std::size_t count, int from, int to) {
+  std::size_t es = dataTypeSize(dt);
+  Buffer b(count * es);
+  for (std::size_t i = 0; i < count; ++i) encode(dt, blockValue(from, to, i), b.data() + i * es);
+  return b;
+}
+
+std::string name(const char* coll, DataType dt, std::size_t count, bool inPlace) {
+  return std::string(coll) + " " + toString(dt) + " count " + std::to_string(count) + (inPlace ? " in place" : "");
+}
+
+void checkBroadcast(Communicator& c, DataType dt, std::size_t count, int root, bool inPlace) {
+  std::string what = name("broadcast", dt, count, inPlace) + " root " + std::to_string(root);
+  Buffer want = pattern(dt, count, root, root);
+  Buffer in = c.rank() == root ? want : Buffer(want.size(), 0x11);
+  Buffer out(want.size(), 0x22);
+  if (inPlace) {
+    out = in;
+    c.broadcast(out.data(), out.data(), count, dt, root);
+  } else {
+    c.broadcast(c.rank() == root ? in.data() : nullptr, out.data(), count, dt, root);
+  }
+  TIERCC_CHECK(out == want, what << ": wrong data");
+}
+
+void checkReduce(Communicator& c, DataType dt, ReduceOp op, std::size_t count, int root, bool inPlace) {
+  std::string what = name("reduce", dt, count, inPlace) + " " + toString(op) + " root " + std::to_string(root);
+  Buffer in = inputBuffer(dt, op, c.rank(), count);
+  Buffer out(in.size(), 0x5a);
+  if (inPlace) {
+    out = in;
+    c.reduce(out.data(), out.data(), count, dt, op, root);
+  } else {
+    c.reduce(in.data(), out.data(), count, dt, op, root);
+  }
+  if (c.rank() == root) checkResult(dt, op, out, expectedBuffer(dt, op, c.size(), count), what);
+  else if (!inPlace) TIERCC_CHECK(out == Buffer(in.size(), 0x5a), what << ": a non-root receive buffer was written");
+}
+
+void checkAllgather(Communicator& c, DataType dt, std::size_t count, bool inPlace) {
+  std::string what = name("allgather", dt, count, inPlace);
+  const std::size_t bytes = count * dataTypeSize(dt);
+  Buffer want;
+  for (int r = 0; r < c.size(); ++r) {
+    Buffer b = pattern(dt, count, r, 0);
+    want.insert(want.end(), b.begin(), b.end());
+  }
+  Buffer out(want.size(), 0x33);
+  Buffer in = pattern(dt, count, c.rank(), 0);
+  if (inPlace) {
+    std::memcpy(out.data() + c.rank() * bytes, in.data(), bytes);
+    c.allgather(out.data() + c.rank() * bytes, out.data(), count, dt);
+  } else {
+    c.allgather(in.data(), out.data(), count, dt);
+  }
+  TIERCC_CHECK(out == want, what << ": wrong data");
+}
+
+void checkReduceScatter(Communicator& c, DataType dt, ReduceOp op, std::size_t count, bool inPlace) {
+  std::string what = name("reduce_scatter", dt, count, inPlace) + " " + toString(op);
+  const std::size_t es = dataTypeSize(dt), total = count * c.size();
+  Buffer in = inputBuffer(dt, op, c.rank(), total);
+  Buffer all = expectedBuffer(dt, op, c.size(), total);
+  Buffer want(all.begin() + c.rank() * count * es, all.begin() + (c.rank() + 1) * count * es);
+  Buffer out(count * es, 0x44);
+  if (inPlace) {
+    c.reduceScatter(in.data(), in.data() + c.rank() * count * es, count, dt, op);
+    out.assign(in.begin() + c.rank() * count * es, in.begin() + (c.rank() + 1) * count * es);
+  } else {
+    c.reduceScatter(in.data(), out.data(), count, dt, op);
+  }
+  checkResult(dt, op, out, want, what);
+}
+
+void checkAlltoall(Communicator& c, DataType dt, std::size_t count, bool inPlace) {
+  std::string what = name("alltoall", dt, count, inPlace);
+  Buffer in, want;
+  for (int r = 0; r < c.size(); ++r) {
+    Buffer b = pattern(dt, count, c.rank(), r), w = pattern(dt, count, r, c.rank());
+    in.insert(in.end(), b.begin(), b.end());
+    want.insert(want.end(), w.begin(), w.end());
+  }
+  Buffer out(in.size(), 0x55);
+  if (inPlace) {
+    out = in;
+    c.alltoall(out.data(), out.data(), count, dt);
+  } else {
+    c.alltoall(in.data(), out.data(), count, dt);
+  }
+  TIERCC_CHECK(out == want, what << ": wrong data");
+}
+
+// A ring of sends: rank r sends to r+1 and receives from r-1, twice, checking order.
+void checkSendRecv(Communicator& c, std::size_t count) {
+  if (c.size() == 1) return;
+  const int next = (c.rank() + 1) % c.size(), prev = (c.rank() + c.size() - 1) % c.size();
+  for (int msg = 0; msg < 2; ++msg) {
+    Buffer out = pattern(DataType::U8, count, c.rank(), msg), in(count, 0);
+    if (c.rank() == 0) {
+      c.send(out.data(), count, DataType::U8, next);
+      c.recv(in.data(), count, DataType::U8, prev);
+    } else {
+      c.recv(in.data(), count, DataType::U8, prev);
+      c.send(out.data(), count, DataType::U8, next);
+    }
+    TIERCC_CHECK(in == pattern(DataType::U8, count, prev, msg), "send/recv message " << msg << " from rank " << prev);
+  }
+}
+
+void runAll(Communicator& c, const std::vector<std::size_t>& counts) {
+  const int roots[] = {0, c.size() - 1, c.size() / 2};
+  for (std::size_t count : counts)
+    for (bool inPlace : {false, true})
+      for (DataType dt : kTypes) {
+        for (int root : roots) checkBroadcast(c, dt, count, root, inPlace);
+        checkAllgather(c, dt, count, inPlace);
+        checkAlltoall(c, dt, count, inPlace);
+        for (ReduceOp op : kOps) {
+          checkReduce(c, dt, op, count, roots[(count + static_cast<std::size_t>(op)) % 3], inPlace);
+          checkReduceScatter(c, dt, op, count, inPlace);
+        }
+      }
+  for (std::size_t count : counts) checkSendRecv(c, count);
+}
+
+struct Topo {
+  int ranks;
+  int domainSize;               // 0: use domainIds
+  std::vector<int> domainIds;   // per rank, when uneven
+};
+
+void runTopology(const Topo& topo, std::vector<std::size_t> counts, std::vector<std::pair<std::string, std::string>> env = {}) {
+  JobOptions jo;
+  jo.env = env;
+  jo.env.push_back({"TIERCC_TIMEOUT", "60s"});
+  if (topo.domainSize) jo.env.push_back({"TIERCC_DOMAIN_SIZE", std::to_string(topo.domainSize)});
+  if (!topo.domainIds.empty())
+    jo.rankEnv = [&](int r) {
+      return std::vector<std::pair<std::string, std::string>>{{"TIERCC_DOMAIN_ID", std::to_string(topo.domainIds[r])}};
+    };
+  JobResult result = runRanks(topo.ranks, [&](int rank, const std::string& store) {
+    Communicator comm(store, topo.ranks, rank);
+    runAll(comm, counts);
+  }, jo);
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
+const std::vector<std::size_t> kCounts{0, 1, 7, 1001};
+
+TEST(Collectives, OneRank) { runTopology({1, 1, {}}, kCounts); }
+TEST(Collectives, OneDomainOfThree) { runTopology({3, 3, {}}, kCounts); }
+TEST(Collectives, TwoDomainsOfOne) { runTopology({2, 1, {}}, kCounts); }
+TEST(Collectives, TwoDomainsOfTwo) { runTopology({4, 2, {}}, kCounts); }
+TEST(Collectives, ThreeDomainsOfTwo) { runTopology({6, 2, {}}, kCounts); }
+TEST(Collectives, TwoDomainsOfThree) { runTopology({6, 3, {}}, kCounts); }
+TEST(Collectives, UnevenThreePlusOne) { runTopology({4, 0, {5, 5, 9, 5}}, kCounts); }
+TEST(Collectives, UnevenTwoTwoOne) { runTopology({5, 2, {}}, kCounts); }
+// A 4 KiB window: many rounds per call, with slots smaller than a block.
+TEST(Collectives, ManyRoundsSmallWindow) { runTopology({4, 2, {}}, {513, 3000}, {{"TIERCC_SHM_CHUNK", "4096"}}); }
+
+// On uniform domains the slow tier carries exactly the bound for each collective.
+TEST(Collectives, ScaleOutBytesAtTheBound) {
+  JobOptions jo;
+  jo.env = {{"TIERCC_DOMAIN_SIZE", "2"}};
+  JobResult result = runRanks(4, [](int rank, const std::string& store) {
+    Communicator c(store, 4, rank);
+    const std::size_t count = 1 << 16;  // f32 elements per block
+    std::vector<float> a(4 * count, 1.0f), b(4 * count);
+    auto check = [&](const char* what, auto&& run) {
+      TierStats before = c.stats();
+      run();
+      TierStats after = c.stats();
+      std::uint64_t mine[2] = {after.scaleOutBytes - before.scaleOutBytes,
+                               after.scaleOutBoundBytes - before.scaleOutBoundBytes}, all[2];
+      c.allreduce(mine, all, 2, DataType::U64, ReduceOp::Sum);
+      TIERCC_CHECK(all[0] == all[1] && all[1] > 0, what << ": sent " << all[0] << " bytes, bound " << all[1]);
+    };
+    check("broadcast", [&] { c.broadcast(a.data(), b.data(), count, DataType::F32, 1); });
+    check("reduce", [&] { c.reduce(a.data(), b.data(), count, DataType::F32, ReduceOp::Sum, 2); });
+    check("allgather", [&] { c.allgather(a.data(), b.data(), count, DataType::F32); });
+    check("reduce_scatter", [&] { c.reduceScatter(a.data(), b.data(), count, DataType::F32, ReduceOp::Sum); });
+    check("alltoall", [&] { c.alltoall(a.data(), b.data(), count, DataType::F32); });
+  }, jo);
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
+}  // namespace
+}  // namespace tiercc::test
