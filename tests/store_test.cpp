@@ -1,6 +1,8 @@
 // Tests of the bootstrap Store: one contract run over the in-process, prefixed and TCP stores,
 // then what only TCP has (concurrent clients, server failure, hostile frames), the wire format
 // and address parsing. Every wait is bounded; timeout tests use deadlines of a few hundred ms.
+#include "transport/bootstrap/store.hpp"
+
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -14,7 +16,6 @@
 
 #include "core/errors.hpp"
 #include "tiercc/tiercc.hpp"
-#include "transport/bootstrap/store.hpp"
 #include "transport/bootstrap/store_protocol.hpp"
 
 namespace tiercc {
@@ -30,9 +31,7 @@ constexpr auto kBound = 4s;         // an error expected "in bounded time" arriv
 
 Deadline in(milliseconds timeout) { return Deadline::after(timeout); }
 
-milliseconds since(Clock::time_point start) {
-  return std::chrono::duration_cast<milliseconds>(Clock::now() - start);
-}
+milliseconds since(Clock::time_point start) { return std::chrono::duration_cast<milliseconds>(Clock::now() - start); }
 
 // Runs f, which must throw tiercc::Error with `code`; returns the message (empty when it did not).
 template <typename F>
@@ -56,9 +55,12 @@ enum class Kind { InProcess, Prefixed, Tcp };
 
 std::string kindName(const testing::TestParamInfo<Kind>& info) {
   switch (info.param) {
-    case Kind::InProcess: return "InProcess";
-    case Kind::Prefixed: return "Prefixed";
-    case Kind::Tcp: return "Tcp";
+    case Kind::InProcess:
+      return "InProcess";
+    case Kind::Prefixed:
+      return "Prefixed";
+    case Kind::Tcp:
+      return "Tcp";
   }
   return "Unknown";
 }
@@ -77,9 +79,12 @@ class StoreContract : public testing::TestWithParam<Kind> {
   // A new client of the same store: its own connection for TCP.
   std::shared_ptr<Store> client() {
     switch (GetParam()) {
-      case Kind::InProcess: return shared_;
-      case Kind::Prefixed: return std::make_shared<PrefixStore>(shared_, kPrefix);
-      case Kind::Tcp: return connectTcpStore("127.0.0.1", server_->port(), in(kLongWait));
+      case Kind::InProcess:
+        return shared_;
+      case Kind::Prefixed:
+        return std::make_shared<PrefixStore>(shared_, kPrefix);
+      case Kind::Tcp:
+        return connectTcpStore("127.0.0.1", server_->port(), in(kLongWait));
     }
     return nullptr;
   }
@@ -288,13 +293,16 @@ class ReservedPort {
   std::uint16_t port_ = 0;
 };
 
-Bytes frameOf(const Bytes& body) {
-  auto length = static_cast<std::uint32_t>(body.size());
-  Bytes frame = {static_cast<std::uint8_t>(length), static_cast<std::uint8_t>(length >> 8),
-                 static_cast<std::uint8_t>(length >> 16), static_cast<std::uint8_t>(length >> 24)};
-  frame.insert(frame.end(), body.begin(), body.end());
+// A frame announcing `length` bytes followed by `body` (which may have another length).
+Bytes frameOf(std::uint32_t length, const Bytes& body) {
+  Bytes frame;
+  frame.reserve(proto::kHeaderBytes + body.size());
+  for (std::size_t i = 0; i < proto::kHeaderBytes; ++i) frame.push_back(static_cast<std::uint8_t>(length >> (8 * i)));
+  for (std::uint8_t byte : body) frame.push_back(byte);
   return frame;
 }
+
+Bytes frameOf(const Bytes& body) { return frameOf(static_cast<std::uint32_t>(body.size()), body); }
 
 // ---------------------------------------------------------------------------------------------
 // What only the TCP store has.
@@ -333,9 +341,8 @@ TEST_F(TcpStoreTest, AClientWaitingOnGetDoesNotBlockOtherClients) {
 TEST_F(TcpStoreTest, ServerStoppedWhileAClientWaitsGivesPeerFailureInBoundedTime) {
   auto client = connect();
   auto start = Clock::now();
-  auto waited = std::async(std::launch::async, [&] {
-    return errorOf([&] { client->get("never", in(20s)); }, ErrorCode::PeerFailure);
-  });
+  auto waited = std::async(std::launch::async,
+                           [&] { return errorOf([&] { client->get("never", in(20s)); }, ErrorCode::PeerFailure); });
   std::this_thread::sleep_for(50ms);  // only makes it likely that the GET is parked first
   server_.stop();
   ASSERT_EQ(waited.wait_for(kBound), std::future_status::ready);
@@ -401,11 +408,11 @@ std::vector<BadFrame> badFrames() {
       {"TrailingBytes", trailing, "trailing"},
       {"HugeKeyCount", frameOf({static_cast<std::uint8_t>(proto::Op::Check), 0xFF, 0xFF, 0xFF, 0xFF}), "count"},
       {"NegativeTimeout",
-       frameOf({static_cast<std::uint8_t>(proto::Op::Get), 1, 0, 0, 0, 'k', 0xF0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
-                0xFF, 0xFF}),
+       frameOf({static_cast<std::uint8_t>(proto::Op::Get), 1, 0, 0, 0, 'k', 0xF0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+                0xFF}),
        "invalid timeout"},
-      {"EmptyFrame", Bytes{0, 0, 0, 0}, "empty frame"},
-      {"OversizedLengthPrefix", Bytes{0xFF, 0xFF, 0xFF, 0xFF}, "exceeds the limit"},
+      {"EmptyFrame", frameOf({}), "empty frame"},
+      {"OversizedLengthPrefix", frameOf(0xFFFFFFFF, {}), "exceeds the limit"},
   };
 }
 
@@ -434,11 +441,8 @@ TEST_P(TcpStoreBadFrame, GetsAnErrorReplyThenTheConnectionClosesAndTheServerServ
 
 TEST_F(TcpStoreTest, AnOversizedFrameFollowedByDataStillGetsItsErrorReply) {
   RawSocket raw(server_.port());
-  std::uint32_t length = TcpStoreServer::kMaxFrameBytes + 1;
-  Bytes frame = {static_cast<std::uint8_t>(length), static_cast<std::uint8_t>(length >> 8),
-                 static_cast<std::uint8_t>(length >> 16), static_cast<std::uint8_t>(length >> 24)};
-  frame.resize(64 * 1024, 0xAB);  // unread input must not turn the close into a reset
-  raw.send(frame);
+  // Unread input behind the header must not turn the close into a reset that loses the reply.
+  raw.send(frameOf(TcpStoreServer::kMaxFrameBytes + 1, Bytes(64 * 1024, 0xAB)));
   auto reply = raw.readReply();
   ASSERT_TRUE(reply.has_value());
   EXPECT_TRUE(contains(reply->message, "exceeds the limit")) << reply->message;
@@ -510,9 +514,9 @@ TEST(TcpStoreServerSetup, AnUnusableBindAddressIsAClearError) {
 
 std::vector<proto::Request> sampleRequests() {
   return {
-      {proto::Op::Set, {"key"}, {1, 2, 3}, 0, 0},       {proto::Op::Get, {"key"}, {}, 0, 1500},
-      {proto::Op::Add, {"n"}, {}, -42, 0},              {proto::Op::Wait, {"a", "", "c"}, {}, 0, proto::kWaitForever},
-      {proto::Op::Check, {"a", "b"}, {}, 0, 0},         {proto::Op::Erase, {"gone"}, {}, 0, 0},
+      {proto::Op::Set, {"key"}, {1, 2, 3}, 0, 0}, {proto::Op::Get, {"key"}, {}, 0, 1500},
+      {proto::Op::Add, {"n"}, {}, -42, 0},        {proto::Op::Wait, {"a", "", "c"}, {}, 0, proto::kWaitForever},
+      {proto::Op::Check, {"a", "b"}, {}, 0, 0},   {proto::Op::Erase, {"gone"}, {}, 0, 0},
   };
 }
 

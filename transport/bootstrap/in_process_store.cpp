@@ -56,8 +56,7 @@ class InProcessStore final : public Store {
 
  private:
   // Returns with the lock held once every key exists; Timeout naming the missing ones otherwise.
-  void waitForKeys(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& keys,
-                   Deadline deadline) {
+  void waitForKeys(std::unique_lock<std::mutex>& lock, const std::vector<std::string>& keys, Deadline deadline) {
     auto waited = deadline.remaining();
     auto present = [&] { return proto::missingKeys(data_, keys).empty(); };
     if (deadline.at() == Clock::time_point::max()) {

@@ -14,13 +14,9 @@ PrefixStore::PrefixStore(std::shared_ptr<Store> base, std::string prefix)
 
 void PrefixStore::set(const std::string& key, const Bytes& value) { base_->set(prefix_ + key, value); }
 
-Bytes PrefixStore::get(const std::string& key, Deadline deadline) {
-  return base_->get(prefix_ + key, deadline);
-}
+Bytes PrefixStore::get(const std::string& key, Deadline deadline) { return base_->get(prefix_ + key, deadline); }
 
-std::int64_t PrefixStore::add(const std::string& key, std::int64_t delta) {
-  return base_->add(prefix_ + key, delta);
-}
+std::int64_t PrefixStore::add(const std::string& key, std::int64_t delta) { return base_->add(prefix_ + key, delta); }
 
 void PrefixStore::wait(const std::vector<std::string>& keys, Deadline deadline) {
   base_->wait(prefixed(keys), deadline);

@@ -21,9 +21,7 @@ class Writer {
     u32(static_cast<std::uint32_t>(data.size()));
     out_.insert(out_.end(), data.begin(), data.end());
   }
-  void string(const std::string& s) {
-    bytes({reinterpret_cast<const std::uint8_t*>(s.data()), s.size()});
-  }
+  void string(const std::string& s) { bytes({reinterpret_cast<const std::uint8_t*>(s.data()), s.size()}); }
   void strings(const std::vector<std::string>& list) {
     u32(static_cast<std::uint32_t>(list.size()));
     for (const auto& s : list) string(s);
@@ -54,8 +52,8 @@ class Reader {
     std::uint32_t count = u32(what);
     // Each string needs at least its 4-byte length: bounds the reservation by the input size.
     if (count > in_.size() / 4) {
-      fail(ErrorCode::InvalidArgument, "store protocol: ", what, " count ", count, " exceeds the ",
-           in_.size(), " bytes left");
+      fail(ErrorCode::InvalidArgument, "store protocol: ", what, " count ", count, " exceeds the ", in_.size(),
+           " bytes left");
     }
     std::vector<std::string> list;
     list.reserve(count);
@@ -69,8 +67,8 @@ class Reader {
  private:
   std::span<const std::uint8_t> take(std::size_t n, const char* what) {
     if (n > in_.size()) {
-      fail(ErrorCode::InvalidArgument, "store protocol: truncated ", what, ": needs ", n, " bytes, ",
-           in_.size(), " left");
+      fail(ErrorCode::InvalidArgument, "store protocol: truncated ", what, ": needs ", n, " bytes, ", in_.size(),
+           " left");
     }
     auto head = in_.first(n);
     in_ = in_.subspan(n);
@@ -121,12 +119,18 @@ void checkTimeout(std::int64_t timeoutMs) {
 
 const char* toString(Op op) {
   switch (op) {
-    case Op::Set: return "SET";
-    case Op::Get: return "GET";
-    case Op::Add: return "ADD";
-    case Op::Wait: return "WAIT";
-    case Op::Check: return "CHECK";
-    case Op::Erase: return "ERASE";
+    case Op::Set:
+      return "SET";
+    case Op::Get:
+      return "GET";
+    case Op::Add:
+      return "ADD";
+    case Op::Wait:
+      return "WAIT";
+    case Op::Check:
+      return "CHECK";
+    case Op::Erase:
+      return "ERASE";
   }
   return "unknown op";
 }
@@ -141,12 +145,28 @@ Bytes encodeRequestFrame(const Request& request) {
   return encodeFrame(hint, [&](Writer& w) {
     w.u8(static_cast<std::uint8_t>(request.op));
     switch (request.op) {
-      case Op::Set: w.string(request.keys[0]); w.bytes(request.value); break;
-      case Op::Get: w.string(request.keys[0]); w.i64(request.timeoutMs); break;
-      case Op::Add: w.string(request.keys[0]); w.i64(request.delta); break;
-      case Op::Wait: w.strings(request.keys); w.i64(request.timeoutMs); break;
-      case Op::Check: w.strings(request.keys); break;
-      case Op::Erase: w.string(request.keys[0]); break;
+      case Op::Set:
+        w.string(request.keys[0]);
+        w.bytes(request.value);
+        break;
+      case Op::Get:
+        w.string(request.keys[0]);
+        w.i64(request.timeoutMs);
+        break;
+      case Op::Add:
+        w.string(request.keys[0]);
+        w.i64(request.delta);
+        break;
+      case Op::Wait:
+        w.strings(request.keys);
+        w.i64(request.timeoutMs);
+        break;
+      case Op::Check:
+        w.strings(request.keys);
+        break;
+      case Op::Erase:
+        w.string(request.keys[0]);
+        break;
     }
   });
 }
@@ -155,9 +175,16 @@ Bytes encodeReplyFrame(const Reply& reply) {
   return encodeFrame(16 + reply.value.size() + reply.message.size(), [&](Writer& w) {
     w.u8(static_cast<std::uint8_t>(reply.status));
     switch (reply.status) {
-      case Status::Ok: w.bytes(reply.value); w.i64(reply.number); break;
-      case Status::Timeout: w.strings(reply.missingKeys); break;
-      case Status::Error: w.string(reply.message); break;
+      case Status::Ok:
+        w.bytes(reply.value);
+        w.i64(reply.number);
+        break;
+      case Status::Timeout:
+        w.strings(reply.missingKeys);
+        break;
+      case Status::Error:
+        w.string(reply.message);
+        break;
     }
   });
 }
@@ -167,8 +194,8 @@ std::uint32_t decodeFrameLength(const FrameHeader& header, std::uint32_t limit) 
   for (std::size_t i = 0; i < kHeaderBytes; ++i) length |= std::uint32_t{header[i]} << (8 * i);
   if (length == 0) fail(ErrorCode::InvalidArgument, "store protocol: empty frame");
   if (length > limit) {
-    fail(ErrorCode::InvalidArgument, "store protocol: frame of ", length, " bytes exceeds the limit of ",
-         limit, " bytes");
+    fail(ErrorCode::InvalidArgument, "store protocol: frame of ", length, " bytes exceeds the limit of ", limit,
+         " bytes");
   }
   return length;
 }
@@ -179,12 +206,28 @@ Request decodeRequest(std::span<const std::uint8_t> body) {
   std::uint8_t op = r.u8("opcode");
   request.op = static_cast<Op>(op);
   switch (request.op) {
-    case Op::Set: request.keys = {r.string("key")}; request.value = r.bytes("value"); break;
-    case Op::Get: request.keys = {r.string("key")}; request.timeoutMs = r.i64("timeout"); break;
-    case Op::Add: request.keys = {r.string("key")}; request.delta = r.i64("delta"); break;
-    case Op::Wait: request.keys = r.strings("key"); request.timeoutMs = r.i64("timeout"); break;
-    case Op::Check: request.keys = r.strings("key"); break;
-    case Op::Erase: request.keys = {r.string("key")}; break;
+    case Op::Set:
+      request.keys = {r.string("key")};
+      request.value = r.bytes("value");
+      break;
+    case Op::Get:
+      request.keys = {r.string("key")};
+      request.timeoutMs = r.i64("timeout");
+      break;
+    case Op::Add:
+      request.keys = {r.string("key")};
+      request.delta = r.i64("delta");
+      break;
+    case Op::Wait:
+      request.keys = r.strings("key");
+      request.timeoutMs = r.i64("timeout");
+      break;
+    case Op::Check:
+      request.keys = r.strings("key");
+      break;
+    case Op::Erase:
+      request.keys = {r.string("key")};
+      break;
     default:
       fail(ErrorCode::InvalidArgument, "store protocol: unknown opcode ", static_cast<int>(op));
   }
@@ -199,9 +242,16 @@ Reply decodeReply(std::span<const std::uint8_t> body) {
   std::uint8_t status = r.u8("status");
   reply.status = static_cast<Status>(status);
   switch (reply.status) {
-    case Status::Ok: reply.value = r.bytes("value"); reply.number = r.i64("number"); break;
-    case Status::Timeout: reply.missingKeys = r.strings("missing key"); break;
-    case Status::Error: reply.message = r.string("error message"); break;
+    case Status::Ok:
+      reply.value = r.bytes("value");
+      reply.number = r.i64("number");
+      break;
+    case Status::Timeout:
+      reply.missingKeys = r.strings("missing key");
+      break;
+    case Status::Error:
+      reply.message = r.string("error message");
+      break;
     default:
       fail(ErrorCode::InvalidArgument, "store protocol: unknown reply status ", static_cast<int>(status));
   }

@@ -1,12 +1,13 @@
 // The TCP store client: a Store whose calls are requests to a TcpStoreServer over one connection.
 // Every transfer runs on a client-owned io_context with a time limit, so a stalled or vanished
 // server turns into an error in bounded time instead of a hang.
-#include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange without it
-
-#include <boost/asio.hpp>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
+
+// After <utility>: Boost 1.74's awaitable.hpp uses std::exchange without including it.
+#include <boost/asio.hpp>
 
 #include "core/errors.hpp"
 #include "core/log.hpp"
@@ -84,8 +85,8 @@ class TcpStoreClient final : public Store {
     std::string lastError = "no attempt made";
     while (!tryConnect(deadline, lastError)) {
       if (deadline.expired()) {
-        fail(ErrorCode::Timeout, "store: could not connect to store server ", address(), " within ",
-             budget.count(), " ms (", lastError, ")");
+        fail(ErrorCode::Timeout, "store: could not connect to store server ", address(), " within ", budget.count(),
+             " ms (", lastError, ")");
       }
       std::this_thread::sleep_until(deadline.capped(kConnectRetryInterval).at());
     }
@@ -157,7 +158,8 @@ class TcpStoreClient final : public Store {
       }
       ec = transfer(limit, [&](auto done) { asio::async_read(socket_, asio::buffer(body), done); });
     }
-    if (ec == asio::error::timed_out) noReply(request, allowed);
+    // Our limit, not a kernel ETIMEDOUT (which means the server's host is unreachable).
+    if (ec == asio::error::timed_out && Clock::now() >= limit) noReply(request, allowed);
     if (ec) wentAway(ec.message());
     try {
       return proto::decodeReply(body);
@@ -168,11 +170,13 @@ class TcpStoreClient final : public Store {
 
   proto::Reply checkReply(proto::Reply reply, const proto::Request& request, milliseconds waited) const {
     switch (reply.status) {
-      case proto::Status::Ok: return reply;
+      case proto::Status::Ok:
+        return reply;
       case proto::Status::Timeout:
         throw Error(ErrorCode::Timeout,
                     concat(proto::timeoutMessage(waited, reply.missingKeys), " (store server ", address(), ")"));
-      case proto::Status::Error: break;
+      case proto::Status::Error:
+        break;
     }
     fail(ErrorCode::InvalidArgument, "store server ", address(), " rejected ", proto::toString(request.op),
          " of key(s) ", proto::quoteKeys(request.keys), ": ", reply.message);

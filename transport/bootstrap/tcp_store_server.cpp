@@ -1,15 +1,16 @@
 // TcpStoreServer: the bootstrap store served over TCP with Boost.Asio, all state on one io thread
 // so nothing needs a lock. GET and WAIT park as waiters, answered on SET/ADD or by their own timer,
 // so a client that waits never holds up another.
-#include <utility>  // before Asio: Boost 1.74's awaitable.hpp uses std::exchange without it
-
-#include <boost/asio.hpp>
 #include <deque>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
+#include <utility>
 #include <variant>
+
+// After <utility>: Boost 1.74's awaitable.hpp uses std::exchange without including it.
+#include <boost/asio.hpp>
 
 #include "core/errors.hpp"
 #include "core/log.hpp"
@@ -109,8 +110,7 @@ std::string describe(const tcp::endpoint& endpoint) {
 
 // ---- StoreState ----
 
-StoreState::Outcome StoreState::handle(const proto::Request& request,
-                                       const std::shared_ptr<Session>& session) {
+StoreState::Outcome StoreState::handle(const proto::Request& request, const std::shared_ptr<Session>& session) {
   if (request.op == proto::Op::Get || request.op == proto::Op::Wait) return getOrWait(request, session);
   return answer(request);
 }
@@ -126,15 +126,19 @@ proto::Reply StoreState::answer(const proto::Request& request) {
       reply.number = proto::addToCounter(data_, request.keys.front(), request.delta);
       wake(request.keys.front());
       break;
-    case proto::Op::Check: reply.number = proto::missingKeys(data_, request.keys).empty() ? 1 : 0; break;
-    case proto::Op::Erase: data_.erase(request.keys.front()); break;
-    default: fail(ErrorCode::Internal, "store server: unexpected ", proto::toString(request.op));
+    case proto::Op::Check:
+      reply.number = proto::missingKeys(data_, request.keys).empty() ? 1 : 0;
+      break;
+    case proto::Op::Erase:
+      data_.erase(request.keys.front());
+      break;
+    default:
+      fail(ErrorCode::Internal, "store server: unexpected ", proto::toString(request.op));
   }
   return reply;
 }
 
-StoreState::Outcome StoreState::getOrWait(const proto::Request& request,
-                                          const std::shared_ptr<Session>& session) {
+StoreState::Outcome StoreState::getOrWait(const proto::Request& request, const std::shared_ptr<Session>& session) {
   auto missing = proto::missingKeys(data_, request.keys);
   if (missing.empty()) return okReply(request);
   if (request.timeoutMs == 0) return proto::Reply{proto::Status::Timeout, {}, 0, missing, {}};
@@ -345,8 +349,7 @@ class TcpStoreServer::Impl {
     tcp::resolver resolver(io_);
     auto results = resolver.resolve(bindAddress, std::to_string(port), tcp::resolver::passive, ec);
     if (ec || results.empty()) {
-      fail(ErrorCode::InvalidArgument, "store server: cannot resolve bind address '", bindAddress,
-           "': ", ec.message());
+      fail(ErrorCode::InvalidArgument, "store server: cannot resolve bind address '", bindAddress, "': ", ec.message());
     }
     tcp::endpoint endpoint = results.begin()->endpoint();
     acceptor_.open(endpoint.protocol(), ec);
@@ -354,8 +357,7 @@ class TcpStoreServer::Impl {
     if (!ec) acceptor_.bind(endpoint, ec);
     if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
     if (ec) {
-      fail(ErrorCode::SystemError, "store server: cannot listen on ", describe(endpoint), ": ",
-           ec.message());
+      fail(ErrorCode::SystemError, "store server: cannot listen on ", describe(endpoint), ": ", ec.message());
     }
     port_ = acceptor_.local_endpoint().port();
   }
