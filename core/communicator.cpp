@@ -274,6 +274,10 @@ int Communicator::localRank() const { return topo(impl_).localRank(); }
 int Communicator::domainSize() const { return topo(impl_).domainSize(); }
 int Communicator::numDomains() const { return topo(impl_).numDomains(); }
 bool Communicator::valid() const { return impl_ != nullptr; }
+std::string Communicator::transportName() const {
+  topo(impl_);
+  return impl_->transportName();
+}
 
 Communicator Communicator::split(int color, int key) {
   topo(impl_);

@@ -36,6 +36,7 @@ class Communicator::Impl {
   ~Impl();
 
   const Topology& topology() const { return topo_; }
+  std::string transportName() const { return transport_ ? transport_->name() : "none"; }
   TierStats stats() const;
   void abort();
   bool aborted() const { return aborted_.load(); }

@@ -8,30 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "core/convert.hpp"
 #include "core/reduce.hpp"
 #include "tests/support/multiprocess.hpp"
 #include "tiercc/types.hpp"
 
 namespace tiercc::test {
 
-inline bool isFloat(DataType dt) {
-  return dt == DataType::F32 || dt == DataType::F64 || dt == DataType::F16 || dt == DataType::BF16;
-}
-
-/// Writes v (an integer-valued double, or any double for floats) as one element of dt.
-inline void encode(DataType dt, double v, void* out) {
-  switch (dt) {
-    case DataType::F32: { float f = float(v); std::memcpy(out, &f, 4); break; }
-    case DataType::F64: std::memcpy(out, &v, 8); break;
-    case DataType::F16: { std::uint16_t h = floatToHalf(float(v)); std::memcpy(out, &h, 2); break; }
-    case DataType::BF16: { std::uint16_t h = floatToBf16(float(v)); std::memcpy(out, &h, 2); break; }
-    default: {
-      // Integers wrap modulo 2^bits, as the library's integer arithmetic does.
-      std::uint64_t u = static_cast<std::uint64_t>(static_cast<std::int64_t>(v));
-      std::memcpy(out, &u, dataTypeSize(dt));  // little-endian: the low bytes
-    }
-  }
-}
+inline bool isFloat(DataType dt) { return isFloatType(dt); }
+inline void encode(DataType dt, double v, void* out) { encodeValue(dt, v, out); }
 
 /// Input element i of `rank`: small values so that sums and products are exact in every type.
 inline double inputValue(ReduceOp op, int rank, std::size_t i) {
@@ -93,15 +78,7 @@ inline std::vector<std::uint8_t> expectedBuffer(DataType dt, ReduceOp op, int n,
   return buf;
 }
 
-inline double decode(DataType dt, const std::uint8_t* p) {
-  switch (dt) {
-    case DataType::F32: { float f; std::memcpy(&f, p, 4); return f; }
-    case DataType::F64: { double d; std::memcpy(&d, p, 8); return d; }
-    case DataType::F16: { std::uint16_t h; std::memcpy(&h, p, 2); return halfToFloat(h); }
-    case DataType::BF16: { std::uint16_t h; std::memcpy(&h, p, 2); return bf16ToFloat(h); }
-    default: return 0;
-  }
-}
+inline double decode(DataType dt, const std::uint8_t* p) { return decodeValue(dt, p); }
 
 /// Exact match, except float Avg, whose last bit depends on how the division is done.
 inline void checkResult(DataType dt, ReduceOp op, const std::vector<std::uint8_t>& got,

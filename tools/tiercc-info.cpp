@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
         out << "topology: " << comm.numDomains() << (comm.numDomains() == 1 ? " domain" : " domains")
             << " x " << comm.domainSize() << " ranks (world size " << comm.size()
             << "); scale-up: shm; scale-out: "
-            << (comm.numDomains() > 1 ? tiercc::defaultTransportName() : std::string("none (one domain)")) << "\n";
+            << comm.transportName() << "\n";
     } else {
       out << "topology: not launched (one process); run under tiercc-run to see the domains\n";
     }

@@ -71,6 +71,8 @@ class Communicator {
   int domainSize() const;
   /// Number of scale-up domains.
   int numDomains() const;
+  /// The scale-out transport in use ("ibverbs", "ucx", "tcp"), or "none" for a one-rank job.
+  std::string transportName() const;
 
   /// recv = op over all ranks of send (count elements). In place when send == recv.
   void allreduce(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op);

@@ -1,0 +1,255 @@
+/* mpi_coll_bench: the peer side of bench/compare. Times one MPI collective over a size sweep
+ * and prints nccl-tests columns (out-of-place only), so that Open MPI and MPICH can be put
+ * next to tiercc-perf. Built once per MPI by run.sh; plain C99 + MPI, nothing else. */
+#include <mpi.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum Coll { kAllreduce, kAllgather, kAlltoall };
+
+struct Options {
+  enum Coll coll;
+  const char* coll_name;
+  size_t min_bytes;
+  size_t max_bytes;
+  double factor;
+  int iters;
+  int warmup;
+  const char* json_path;
+};
+
+/* Parses "8", "64K", "64M", "1G" (binary units, as nccl-tests does). Returns 0 on error. */
+static size_t parse_size(const char* text) {
+  char* end = NULL;
+  errno = 0;
+  unsigned long long value = strtoull(text, &end, 10);
+  if (errno != 0 || end == text) return 0;
+  switch (*end) {
+    case '\0': break;
+    case 'k': case 'K': value <<= 10; end++; break;
+    case 'm': case 'M': value <<= 20; end++; break;
+    case 'g': case 'G': value <<= 30; end++; break;
+    default: return 0;
+  }
+  if (*end == 'B' || *end == 'b') end++;
+  return *end == '\0' ? (size_t)value : 0;
+}
+
+static void usage(const char* argv0) {
+  fprintf(stderr,
+          "usage: %s -c allreduce|allgather|alltoall [-b MIN] [-e MAX] [-f FACTOR]\n"
+          "          [-n ITERS] [-w WARMUP] [--json FILE]\n"
+          "  sizes follow nccl-tests: allreduce = buffer per rank, allgather = total\n"
+          "  received per rank, alltoall = total sent per rank; type is always f32\n",
+          argv0);
+}
+
+static int parse_options(int argc, char** argv, struct Options* opt) {
+  *opt = (struct Options){kAllreduce, NULL, 8, 64u << 20, 2.0, 20, 5, NULL};
+  for (int i = 1; i < argc; i++) {
+    const char* arg = argv[i];
+    const char* val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (val == NULL) return -1;
+    if (!strcmp(arg, "-c")) {
+      opt->coll_name = val;
+      if (!strcmp(val, "allreduce")) opt->coll = kAllreduce;
+      else if (!strcmp(val, "allgather")) opt->coll = kAllgather;
+      else if (!strcmp(val, "alltoall")) opt->coll = kAlltoall;
+      else return -1;
+    } else if (!strcmp(arg, "-b")) {
+      opt->min_bytes = parse_size(val);
+    } else if (!strcmp(arg, "-e")) {
+      opt->max_bytes = parse_size(val);
+    } else if (!strcmp(arg, "-f")) {
+      opt->factor = atof(val);
+    } else if (!strcmp(arg, "-n")) {
+      opt->iters = atoi(val);
+    } else if (!strcmp(arg, "-w")) {
+      opt->warmup = atoi(val);
+    } else if (!strcmp(arg, "--json")) {
+      opt->json_path = val;
+    } else {
+      return -1;
+    }
+    i++;
+  }
+  if (opt->coll_name == NULL || opt->min_bytes == 0 || opt->max_bytes < opt->min_bytes ||
+      opt->factor <= 1.0 || opt->iters < 1 || opt->warmup < 0)
+    return -1;
+  return 0;
+}
+
+/* Elements per rank block: nccl-tests rounds the count down to a multiple of nranks. */
+static size_t block_count(const struct Options* opt, size_t bytes, int nranks) {
+  size_t count = bytes / sizeof(float);
+  return opt->coll == kAllreduce ? count : count / (size_t)nranks;
+}
+
+/* Small integers only, so that float sums stay exact and any wrong element shows. */
+static float allreduce_input(int rank, size_t i) { return (float)(rank + 1 + (int)(i % 13)); }
+static float allgather_input(int rank, size_t i) { return (float)(rank * 7 + (int)(i % 1021)); }
+static float alltoall_input(int from, int to, size_t i) {
+  return (float)(((size_t)from * 31 + (size_t)to * 17 + i) % 4093);
+}
+
+static void fill_inputs(const struct Options* opt, float* send, size_t block, int rank, int n) {
+  switch (opt->coll) {
+    case kAllreduce:
+      for (size_t i = 0; i < block; i++) send[i] = allreduce_input(rank, i);
+      break;
+    case kAllgather:
+      for (size_t i = 0; i < block; i++) send[i] = allgather_input(rank, i);
+      break;
+    case kAlltoall:
+      for (int to = 0; to < n; to++)
+        for (size_t i = 0; i < block; i++) send[(size_t)to * block + i] = alltoall_input(rank, to, i);
+      break;
+  }
+}
+
+static long long count_wrong(const struct Options* opt, const float* recv, size_t block, int rank,
+                             int n) {
+  long long wrong = 0;
+  switch (opt->coll) {
+    case kAllreduce:
+      for (size_t i = 0; i < block; i++) {
+        float want = (float)(n * (n + 1) / 2 + n * (int)(i % 13));
+        wrong += recv[i] != want;
+      }
+      break;
+    case kAllgather:
+      for (int from = 0; from < n; from++)
+        for (size_t i = 0; i < block; i++)
+          wrong += recv[(size_t)from * block + i] != allgather_input(from, i);
+      break;
+    case kAlltoall:
+      for (int from = 0; from < n; from++)
+        for (size_t i = 0; i < block; i++)
+          wrong += recv[(size_t)from * block + i] != alltoall_input(from, rank, i);
+      break;
+  }
+  return wrong;
+}
+
+static void run_once(const struct Options* opt, const float* send, float* recv, size_t block) {
+  int count = (int)block; /* max 64 MiB / 4 fits an int comfortably */
+  switch (opt->coll) {
+    case kAllreduce:
+      MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      break;
+    case kAllgather:
+      MPI_Allgather(send, count, MPI_FLOAT, recv, count, MPI_FLOAT, MPI_COMM_WORLD);
+      break;
+    case kAlltoall:
+      MPI_Alltoall(send, count, MPI_FLOAT, recv, count, MPI_FLOAT, MPI_COMM_WORLD);
+      break;
+  }
+}
+
+static double bus_factor(enum Coll coll, int n) {
+  return coll == kAllreduce ? 2.0 * (n - 1) / n : (double)(n - 1) / n;
+}
+
+static void print_header(const struct Options* opt, int n) {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(version, &len);
+  char* newline = strchr(version, '\n');
+  if (newline != NULL) *newline = '\0';
+  printf("# mpi_coll_bench %s  nranks %d  iters %d  warmup %d  (out-of-place)\n", opt->coll_name, n,
+         opt->iters, opt->warmup);
+  printf("# library: %s\n", version);
+  printf("#%11s  %12s  %8s  %6s  %6s  %10s  %7s  %7s  %6s\n", "size", "count", "type", "redop",
+         "root", "time", "algbw", "busbw", "#wrong");
+  printf("#%11s  %12s  %8s  %6s  %6s  %10s  %7s  %7s  %6s\n", "(B)", "(elements)", "", "", "",
+         "(us)", "(GB/s)", "(GB/s)", "");
+  fflush(stdout);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, n = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+
+  struct Options opt;
+  if (parse_options(argc, argv, &opt) != 0) {
+    if (rank == 0) usage(argv[0]);
+    MPI_Finalize();
+    return 2;
+  }
+
+  /* One allocation each, at the largest size, reused for the whole sweep. */
+  size_t max_elems = opt.max_bytes / sizeof(float) + 1;
+  float* send = NULL;
+  float* recv = NULL;
+  if (posix_memalign((void**)&send, 4096, max_elems * sizeof(float)) != 0 ||
+      posix_memalign((void**)&recv, 4096, max_elems * sizeof(float)) != 0) {
+    fprintf(stderr, "rank %d: cannot allocate 2 x %zu bytes\n", rank, opt.max_bytes);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  memset(send, 0, max_elems * sizeof(float));
+  memset(recv, 0, max_elems * sizeof(float));
+
+  FILE* json = NULL;
+  if (rank == 0) {
+    print_header(&opt, n);
+    if (opt.json_path != NULL && (json = fopen(opt.json_path, "w")) == NULL) {
+      fprintf(stderr, "cannot write %s: %s\n", opt.json_path, strerror(errno));
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  }
+
+  long long total_wrong = 0;
+  for (double size = (double)opt.min_bytes; size <= (double)opt.max_bytes * 1.0000001;
+       size *= opt.factor) {
+    size_t block = block_count(&opt, (size_t)size, n);
+    if (block == 0) continue; /* fewer elements than ranks: nothing to move */
+    size_t elems = opt.coll == kAllreduce ? block : block * (size_t)n;
+    size_t bytes = elems * sizeof(float);
+
+    /* Check once per size, on a poisoned receive buffer. */
+    fill_inputs(&opt, send, block, rank, n);
+    memset(recv, 0xff, elems * sizeof(float));
+    run_once(&opt, send, recv, block);
+    long long wrong = count_wrong(&opt, recv, block, rank, n);
+    long long wrong_all = 0;
+    MPI_Allreduce(&wrong, &wrong_all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    total_wrong += wrong_all;
+
+    for (int i = 0; i < opt.warmup; i++) run_once(&opt, send, recv, block);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double start = MPI_Wtime();
+    for (int i = 0; i < opt.iters; i++) run_once(&opt, send, recv, block);
+    double average = (MPI_Wtime() - start) / opt.iters;
+    double slowest = 0;
+    MPI_Reduce(&average, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+
+    if (rank == 0) {
+      double time_us = slowest * 1e6;
+      double algbw = (double)bytes / slowest / 1e9;
+      double busbw = algbw * bus_factor(opt.coll, n);
+      const char* redop = opt.coll == kAllreduce ? "sum" : "none";
+      printf("%12zu  %12zu  %8s  %6s  %6d  %10.2f  %7.2f  %7.2f  %6lld\n", bytes, elems, "float",
+             redop, -1, time_us, algbw, busbw, wrong_all);
+      fflush(stdout);
+      if (json != NULL)
+        fprintf(json,
+                "{\"coll\":\"%s\",\"bytes\":%zu,\"count\":%zu,\"type\":\"f32\",\"nranks\":%d,"
+                "\"iters\":%d,\"oop_time_us\":%.3f,\"oop_algbw\":%.4f,\"oop_busbw\":%.4f,"
+                "\"ip_time_us\":null,\"ip_algbw\":null,\"ip_busbw\":null,\"wrong\":%lld}\n",
+                opt.coll_name, bytes, elems, n, opt.iters, time_us, algbw, busbw, wrong_all);
+    }
+  }
+  if (rank == 0) {
+    printf("# total #wrong: %lld\n", total_wrong);
+    if (json != NULL) fclose(json);
+  }
+  free(send);
+  free(recv);
+  MPI_Finalize();
+  return total_wrong == 0 ? 0 : 1;
+}

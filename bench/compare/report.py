@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""bench/compare/report.py: joins the JSON lines that run.sh collected (tiercc-perf and
+mpi_coll_bench) by message size and prints one busbw table per collective; also writes
+results.json (everything, for docs and scripts) and table.md (the tables in Markdown)."""
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+
+PEERS = [("openmpi", "Open MPI"), ("mpich", "MPICH")]
+VARIANTS = [("plain", "p"), ("tuned", "t")]
+TUNED_MALLOC = "glibc.malloc.mmap_threshold=1073741824:glibc.malloc.trim_threshold=4294967296"
+
+
+def first_key(record, *names):
+    for name in names:
+        if record.get(name) is not None:
+            return record[name]
+    return None
+
+
+def normalise(record):
+    """Maps one JSON line to {bytes, count, time_us, algbw, busbw, wrong}; tolerates the key
+    spellings tiercc-perf might end up with (out-of-place preferred, as the MPI side measures)."""
+    oop = record.get("oop") if isinstance(record.get("oop"), dict) else {}
+    size = first_key(record, "bytes", "size")
+    time_us = first_key(record, "oop_time_us", "time_us", "oop_time") or oop.get("time_us")
+    busbw = first_key(record, "oop_busbw", "busbw") or oop.get("busbw")
+    if size is None or time_us is None:
+        return None
+    algbw = first_key(record, "oop_algbw", "algbw") or oop.get("algbw")
+    return {
+        "bytes": int(size),
+        "count": first_key(record, "count"),
+        "time_us": float(time_us),
+        "algbw": None if algbw is None else float(algbw),
+        "busbw": None if busbw is None else float(busbw),
+        "ip_busbw": first_key(record, "ip_busbw"),
+        "wrong": int(first_key(record, "wrong", "#wrong", "oop_wrong") or 0),
+    }
+
+
+def load(raw_dir, coll, lib, variant):
+    path = os.path.join(raw_dir, f"{coll}.{lib}.{variant}.jsonl")
+    rows = {}
+    if not os.path.exists(path):
+        return rows
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                row = normalise(json.loads(line))
+            except (ValueError, TypeError):
+                print(f"report: skipping a line of {path} that is not JSON: {line[:80]}",
+                      file=sys.stderr)
+                continue
+            if row is not None:
+                rows[row["bytes"]] = row
+    return rows
+
+
+def best_variant(by_variant, size):
+    """The faster of plain and tuned malloc at this size, as (letter, row), or (None, None)."""
+    best = (None, None)
+    for variant, letter in VARIANTS:
+        row = by_variant.get(variant, {}).get(size)
+        if row and (best[1] is None or row["time_us"] < best[1]["time_us"]):
+            best = (letter, row)
+    return best
+
+
+def human(size):
+    for unit, shift in (("G", 30), ("M", 20), ("K", 10)):
+        if size >= 1 << shift and size % (1 << shift) == 0:
+            return f"{size >> shift}{unit}"
+    return str(size)
+
+
+def build_collective(raw_dir, coll):
+    tiercc = load(raw_dir, coll, "tiercc", "plain")
+    peers = {lib: {v: load(raw_dir, coll, lib, v) for v, _ in VARIANTS} for lib, _ in PEERS}
+    sizes = set(tiercc)
+    for by_variant in peers.values():
+        for rows in by_variant.values():
+            sizes |= set(rows)
+    rows = []
+    for size in sorted(sizes):
+        entry = {"bytes": size, "tiercc": tiercc.get(size), "peers": {}}
+        best_peer = None
+        for lib, _ in PEERS:
+            letter, row = best_variant(peers[lib], size)
+            entry["peers"][lib] = {
+                "best": None if row is None else dict(row, variant=letter),
+                "plain": peers[lib]["plain"].get(size),
+                "tuned": peers[lib]["tuned"].get(size),
+            }
+            if row is not None and (best_peer is None or row["time_us"] < best_peer[1]["time_us"]):
+                best_peer = (lib, row)
+        entry["count"] = next((r["count"] for r in [entry["tiercc"]] + [
+            p["best"] for p in entry["peers"].values()] if r and r.get("count") is not None), None)
+        entry["best_peer"] = None if best_peer is None else best_peer[0]
+        # Same bytes on both sides, so the busbw ratio is the inverse time ratio (exact even where
+        # busbw rounds to 0.00).
+        entry["tiercc_over_best_peer"] = (
+            best_peer[1]["time_us"] / entry["tiercc"]["time_us"]
+            if best_peer is not None and entry["tiercc"] else None)
+        rows.append(entry)
+    return rows
+
+
+def cell_bw(row, letter=None):
+    if row is None:
+        return "-"
+    text = f"{row['busbw']:.2f}" if row.get("busbw") is not None else "?"
+    if row.get("wrong"):
+        text += "!"
+    return f"{text} {letter}" if letter else text
+
+
+def table_lines(coll, rows, markdown):
+    head = ["size (B)", "tiercc busbw", "Open MPI busbw", "MPICH busbw", "tiercc / best peer"]
+    body = []
+    for entry in rows:
+        ratio = entry["tiercc_over_best_peer"]
+        cells = [human(entry["bytes"]), cell_bw(entry["tiercc"])]
+        for lib, _ in PEERS:
+            best = entry["peers"][lib]["best"]
+            cells.append(cell_bw(best, best["variant"] if best else None))
+        cells.append("-" if ratio is None else f"{ratio:.2f}")
+        body.append(cells)
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+        lines += ["| " + " | ".join(cells) + " |" for cells in body]
+        return lines
+    widths = [max(len(r[i]) for r in body + [head]) for i in range(len(head))]
+    fmt = lambda cells: "  ".join(c.rjust(w) for c, w in zip(cells, widths))
+    return [fmt(head)] + [fmt(cells) for cells in body]
+
+
+def latency_line(rows):
+    if not rows:
+        return "latency: no data"
+    entry = rows[0]
+    parts = [f"tiercc {entry['tiercc']['time_us']:.1f}" if entry["tiercc"] else "tiercc -"]
+    for lib, name in PEERS:
+        best = entry["peers"][lib]["best"]
+        parts.append(f"{name} {best['time_us']:.1f} ({best['variant']})" if best else f"{name} -")
+    return f"latency at {entry['bytes']} B (us): " + " | ".join(parts)
+
+
+def wrong_lines(coll, rows):
+    lines = []
+    for entry in rows:
+        sources = [("tiercc", entry["tiercc"])]
+        for lib, _ in PEERS:
+            sources += [(f"{lib} {v}", entry["peers"][lib][v]) for v, _ in VARIANTS]
+        for name, row in sources:
+            if row and row["wrong"]:
+                lines.append(f"WRONG RESULTS: {coll} {name} at {entry['bytes']} B: "
+                             f"{row['wrong']} elements")
+    return lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    for name in ("raw", "out", "colls", "command", "versions", "load-before", "load-after",
+                 "ompi-single-copy", "bands"):
+        parser.add_argument(f"--{name}", required=True)
+    for name in ("ranks", "domain-size", "cores", "seconds"):
+        parser.add_argument(f"--{name}", type=int, required=True)
+    args = parser.parse_args()
+
+    meta = {
+        "command": args.command,
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "host": platform.node(),
+        "cores": args.cores,
+        "ranks": args.ranks,
+        "domain_size": args.domain_size,
+        "type": "f32",
+        "peers": args.versions,
+        "busbw": "out-of-place, GB/s (1e9 B/s); nccl-tests factors: allreduce 2(n-1)/n, "
+                 "allgather and alltoall (n-1)/n",
+        "tuned_malloc": "GLIBC_TUNABLES=" + TUNED_MALLOC,
+        "openmpi_single_copy": args.ompi_single_copy,
+        "bands": [b.split() for b in args.bands.split(";") if b.strip()],
+        "load_before": args.load_before,
+        "load_after": args.load_after,
+        "seconds": args.seconds,
+    }
+    results = {"meta": meta, "collectives": {}}
+    text, markdown, problems = [], [], []
+    legend = ("busbw in GB/s, out-of-place; peers: best of plain (p) and tuned malloc (t) "
+              "per size; ! = wrong results")
+    for coll in [c for c in args.colls.split(",") if c]:
+        rows = build_collective(args.raw, coll)
+        results["collectives"][coll] = rows
+        title = f"{coll}, {args.ranks} ranks on one host, f32"
+        text += ["", f"== {title} ({legend})"] + table_lines(coll, rows, False)
+        text.append(latency_line(rows))
+        markdown += ["", f"**{title}**", ""] + table_lines(coll, rows, True)
+        markdown += ["", latency_line(rows)]
+        problems += wrong_lines(coll, rows)
+
+    load_note = (f"load average {meta['load_before']} before, {meta['load_after']} after, "
+                 f"{meta['cores']} cores")
+    text += ["", f"{meta['peers']}; Open MPI single copy: {meta['openmpi_single_copy']}; "
+             f"{load_note}; {meta['seconds']} s"]
+    if float(meta["load_after"].split()[0]) > meta["cores"] or \
+            float(meta["load_before"].split()[0]) > meta["cores"]:
+        text.append("WARNING: the host was busy (load above the core count); timings are unreliable")
+    text += problems
+    print("\n".join(text))
+
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+        f.write("\n")
+    with open(os.path.join(args.out, "table.md"), "w") as f:
+        f.write(f"Command: `{meta['command']}` ({meta['date']}, {meta['host']}, {load_note}; "
+                f"{meta['peers']})\n")
+        f.write(f"\n{legend}.\n")
+        f.write("\n".join(markdown) + "\n")
+    print(f"\nwritten: {os.path.join(args.out, 'results.json')}, "
+          f"{os.path.join(args.out, 'table.md')}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# bench/compare/run.sh: the same f32 allreduce / allgather / all-to-all sweep on tiercc
+# (tiercc-perf), Open MPI and MPICH (Debian packages) on this one host, printed side by side in
+# busbw. Results: build/compare/{results.json,table.md,logs/}. See docs/performance.md.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+here="$root/bench/compare"
+tuned_malloc="glibc.malloc.mmap_threshold=1073741824:glibc.malloc.trim_threshold=4294967296"
+
+usage() {
+  cat <<EOF
+usage: bench/compare/run.sh [-n RANKS] [--domain-size K] [--colls LIST] [--min SIZE] [--max SIZE]
+                            [--iters N] [--iters-large N] [--split SIZE] [--timeout SEC]
+                            [--libs LIST] [--out DIR] [--no-build] [--no-install]
+  -n RANKS          ranks on this host (default 2)
+  --domain-size K   passed to tiercc-run (default RANKS: one host is one scale-up domain)
+  --colls LIST      comma-separated, from allreduce,allgather,alltoall (default all three)
+  --min/--max SIZE  sweep bounds in bytes, K/M/G suffixes allowed (default 8 and 64M); x2 steps
+  --iters N         timed iterations up to --split (default 40; warmup N/8, at least 2)
+  --iters-large N   timed iterations above --split (default max(3, N/8); warmup 1)
+  --split SIZE      where the large-size iteration count starts (default 1M)
+  --timeout SEC     limit for each launch (default 240)
+  --libs LIST       comma-separated, from tiercc,openmpi,mpich (default all three)
+  --out DIR         where results and logs go (default build/compare)
+  --no-build        use build/bin/tiercc-perf as it is (default: make its target, a no-op when
+                    it is up to date)
+  --no-install      do not apt-get install the MPI packages when they are missing
+Each MPI runs twice, plain and with GLIBC_TUNABLES=$tuned_malloc;
+the table shows the better of the two per size and says which (p = plain, t = tuned malloc).
+EOF
+}
+
+# "64M" -> 67108864 (binary units, like nccl-tests).
+to_bytes() {
+  local text=$1 number unit
+  number=${text%%[kKmMgG]*}
+  unit=${text#"$number"}
+  [[ $number =~ ^[0-9]+$ ]] || { echo "bad size: $text" >&2; exit 2; }
+  case $unit in
+    "") echo "$number" ;;
+    k | K) echo $((number << 10)) ;;
+    m | M) echo $((number << 20)) ;;
+    g | G) echo $((number << 30)) ;;
+    *) echo "bad size: $text" >&2; exit 2 ;;
+  esac
+}
+
+command_line="bench/compare/run.sh${*:+ }$*"
+ranks=2 domain_size="" colls=allreduce,allgather,alltoall min=8 max=64M iters=40 iters_large=""
+split=1M limit=240 libs=tiercc,openmpi,mpich out="$root/build/compare" build=1 install=1
+while (($#)); do
+  case $1 in
+    -n) ranks=$2; shift ;;
+    --domain-size) domain_size=$2; shift ;;
+    --colls) colls=$2; shift ;;
+    --min) min=$2; shift ;;
+    --max) max=$2; shift ;;
+    --iters) iters=$2; shift ;;
+    --iters-large) iters_large=$2; shift ;;
+    --split) split=$2; shift ;;
+    --timeout) limit=$2; shift ;;
+    --libs) libs=$2; shift ;;
+    --out) out=$2; shift ;;
+    --no-build) build=0 ;;
+    --no-install) install=0 ;;
+    -h | --help) usage; exit 0 ;;
+    *) usage >&2; exit 2 ;;
+  esac
+  shift
+done
+min_b=$(to_bytes "$min") max_b=$(to_bytes "$max") split_b=$(to_bytes "$split")
+domain_size=${domain_size:-$ranks}
+iters_large=${iters_large:-$((iters / 8 > 3 ? iters / 8 : 3))}
+warmup=$((iters / 8 > 2 ? iters / 8 : 2))
+IFS=, read -ra coll_list <<<"$colls"
+for coll in "${coll_list[@]}"; do
+  case $coll in allreduce | allgather | alltoall) ;; *) echo "unknown collective: $coll" >&2; exit 2 ;; esac
+done
+want() { [[ ",$libs," == *",$1,"* ]]; }
+
+# The sweep in two bands, so that the large sizes run fewer iterations; every library gets the
+# same bands. A band is "first last iters warmup".
+if ((max_b <= split_b)); then
+  bands=("$min_b $max_b $iters $warmup")
+elif ((min_b > split_b)); then
+  bands=("$min_b $max_b $iters_large 1")
+else
+  small_last=$min_b
+  while ((small_last * 2 <= split_b)); do small_last=$((small_last * 2)); done
+  bands=("$min_b $small_last $iters $warmup" "$((small_last * 2)) $max_b $iters_large 1")
+fi
+
+mkdir -p "$out/logs" "$out/raw" "$out/bin"
+rm -f "$out"/raw/*.jsonl
+
+# --- MPI packages and the MPI benchmark, built once per MPI -------------------------------------
+mpi_packages=(openmpi-bin libopenmpi-dev mpich libmpich-dev)
+if want openmpi || want mpich; then
+  if ! command -v mpicc.openmpi >/dev/null || ! command -v mpicc.mpich >/dev/null; then
+    if ((install)); then
+      echo "installing ${mpi_packages[*]} (Debian)"
+      timeout 900 apt-get install -y --no-install-recommends "${mpi_packages[@]}" >"$out/logs/apt.log" 2>&1 ||
+        { echo "apt-get install failed; see $out/logs/apt.log" >&2; exit 1; }
+    else
+      echo "Open MPI or MPICH missing and --no-install given" >&2; exit 1
+    fi
+  fi
+  for mpi in openmpi mpich; do
+    binary="$out/bin/mpi_coll_bench.$mpi"
+    if [[ ! -x $binary || $here/mpi_coll_bench.c -nt $binary ]]; then
+      timeout 120 "mpicc.$mpi" -O2 -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra \
+        -o "$binary" "$here/mpi_coll_bench.c"
+    fi
+  done
+fi
+
+# --- tiercc ---------------------------------------------------------------------------------
+tiercc_perf="$root/build/bin/tiercc-perf"
+tiercc_run="$root/build/bin/tiercc-run"
+if want tiercc && ((build)) && [[ -f $root/build/CMakeCache.txt ]]; then
+  if timeout 60 cmake --build "$root/build" --target help 2>/dev/null | grep -q 'tiercc-perf'; then
+    echo "making tiercc-perf and tiercc-run (no-op when up to date)"
+    timeout 1800 cmake --build "$root/build" --target tiercc-perf tiercc-run -j 2 >"$out/logs/build.log" 2>&1 ||
+      { echo "building tiercc-perf failed; see $out/logs/build.log" >&2; exit 1; }
+  fi
+fi
+if want tiercc && [[ ! -x $tiercc_perf ]]; then
+  echo "note: $tiercc_perf does not exist yet; the tiercc column stays empty"
+fi
+
+# --- launchers --------------------------------------------------------------------------------
+# Open MPI: shared memory only (btl self,vader; pml ob1 so that UCX is not picked up), its
+# runtime's TCP on loopback only, no binding (tiercc-run and MPICH's hydra do not bind either),
+# --oversubscribe so that more ranks than cores start, yielding when oversubscribed.
+ompi_flags=(--oversubscribe --bind-to none --mca btl "self,vader" --mca pml ob1
+  --mca oob_tcp_if_include lo -x GLIBC_TUNABLES)
+if (($(id -u) == 0)); then ompi_flags+=(--allow-run-as-root); fi
+if ((ranks > $(nproc))); then ompi_flags+=(--mca mpi_yield_when_idle 1); fi
+# MPICH (ch4:ucx in Debian 12): intra-host traffic goes through ch4's POSIX shared memory;
+# UCX is held to self,sm so that it opens no network device, and hydra talks over loopback.
+mpich_flags=(-iface lo)
+
+run_bounded() { # log cmd...: run under timeout, output to the log; returns the exit status
+  local log=$1
+  shift
+  timeout --kill-after=10 "$limit" "$@" >"$log" 2>&1
+}
+
+failures=()
+# Runs one library variant over all bands of one collective; appends JSON lines to raw/.
+run_lib() { # coll lib variant
+  local coll=$1 lib=$2 variant=$3 band first last n warm i=0 rc json log
+  local jsonl="$out/raw/$coll.$lib.$variant.jsonl"
+  local malloc_env=""
+  if [[ $variant == tuned ]]; then malloc_env=$tuned_malloc; fi
+  for band in "${bands[@]}"; do
+    read -r first last n warm <<<"$band"
+    i=$((i + 1))
+    json="$out/raw/$coll.$lib.$variant.band$i.json"
+    log="$out/logs/$coll.$lib.$variant.band$i.log"
+    rm -f "$json"
+    rc=0
+    case $lib in
+      tiercc)
+        run_bounded "$log" "$tiercc_run" -n "$ranks" --domain-size "$domain_size" --timeout "$limit" \
+          --no-prefix "$tiercc_perf" --coll "$coll" -b "$first" -e "$last" -f 2 -n "$n" -w "$warm" \
+          -d f32 --json "$json" || rc=$?
+        ;;
+      openmpi)
+        GLIBC_TUNABLES=$malloc_env OMPI_MCA_btl_vader_single_copy_mechanism=$ompi_single_copy \
+          run_bounded "$log" mpirun.openmpi "${ompi_flags[@]}" -np "$ranks" \
+          "$out/bin/mpi_coll_bench.openmpi" -c "$coll" -b "$first" -e "$last" -f 2 -n "$n" \
+          -w "$warm" --json "$json" || rc=$?
+        ;;
+      mpich)
+        GLIBC_TUNABLES=$malloc_env UCX_TLS=self,sm \
+          run_bounded "$log" mpiexec.hydra "${mpich_flags[@]}" -n "$ranks" \
+          "$out/bin/mpi_coll_bench.mpich" -c "$coll" -b "$first" -e "$last" -f 2 -n "$n" \
+          -w "$warm" --json "$json" || rc=$?
+        ;;
+    esac
+    if ((rc != 0)) || [[ ! -s $json ]]; then
+      failures+=("$coll $lib $variant band $first-$last: exit $rc, see $log")
+      echo "  FAILED: $coll $lib ($variant) $first..$last B, exit $rc; see $log" >&2
+    fi
+    if [[ -f $json ]]; then cat "$json" >>"$jsonl"; fi
+  done
+}
+
+# Open MPI's shared memory copies large messages with CMA (process_vm_readv), which containers
+# often forbid; probe once and fall back to copy-in/copy-out if it fails.
+ompi_single_copy=cma
+if want openmpi; then
+  if ! GLIBC_TUNABLES="" OMPI_MCA_btl_vader_single_copy_mechanism=cma \
+    timeout 60 mpirun.openmpi "${ompi_flags[@]}" -np 2 "$out/bin/mpi_coll_bench.openmpi" \
+    -c alltoall -b 1M -e 1M -n 1 -w 0 >"$out/logs/openmpi-probe.log" 2>&1; then
+    ompi_single_copy=none
+    echo "Open MPI: CMA single copy failed here (see $out/logs/openmpi-probe.log); using none"
+  fi
+fi
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+started=$(date +%s)
+echo "sweep ${min_b}..${max_b} B x2, $ranks ranks (tiercc domain size $domain_size) on $(hostname)," \
+  "$(nproc) cores, load $load_before"
+for band in "${bands[@]}"; do
+  read -r first last n warm <<<"$band"
+  echo "  band $first..$last B: $n iterations, $warm warmup"
+done
+for coll in "${coll_list[@]}"; do
+  echo "== $coll"
+  if want tiercc && [[ -x $tiercc_perf ]]; then echo "  tiercc"; run_lib "$coll" tiercc plain; fi
+  for lib in openmpi mpich; do
+    want "$lib" || continue
+    for variant in plain tuned; do
+      echo "  $lib ($variant)"
+      run_lib "$coll" "$lib" "$variant"
+    done
+  done
+done
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# --- report -----------------------------------------------------------------------------------
+mpi_versions=""
+if want openmpi; then mpi_versions+="Open MPI $(mpirun.openmpi --version 2>/dev/null | head -n1 | awk '{print $NF}')"; fi
+if want mpich; then mpi_versions+="${mpi_versions:+, }MPICH $(mpichversion 2>/dev/null | awk -F'\t' '/Version/{print $2}' | tr -d ' ')"; fi
+python3 "$here/report.py" --raw "$out/raw" --out "$out" --colls "$colls" --ranks "$ranks" \
+  --domain-size "$domain_size" --command "$command_line" --versions "$mpi_versions" \
+  --load-before "$load_before" --load-after "$load_after" --cores "$(nproc)" \
+  --seconds "$(($(date +%s) - started))" --ompi-single-copy "$ompi_single_copy" \
+  --bands "$(printf '%s;' "${bands[@]}")"
+if ((${#failures[@]})); then
+  printf 'failed launches:\n' >&2
+  printf '  %s\n' "${failures[@]}" >&2
+  exit 1
+fi
