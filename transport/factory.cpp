@@ -7,6 +7,9 @@
 #include "core/errors.hpp"
 #include "core/params.hpp"
 #include "transport/tcp/tcp_transport.hpp"
+#ifdef TIERCC_HAVE_UCX
+#include "transport/ucx/ucx_transport.hpp"
+#endif
 
 namespace tiercc {
 
@@ -23,6 +26,9 @@ std::optional<std::string> tcpUnavailable() { return std::nullopt; }
 // In order of preference for the default choice.
 const std::vector<Backend>& backends() {
   static const std::vector<Backend> kBackends = {
+#ifdef TIERCC_HAVE_UCX
+      {"ucx", ucxTransportUnavailable, createUcxTransport},
+#endif
       {"tcp", tcpUnavailable, createTcpTransport},
   };
   return kBackends;

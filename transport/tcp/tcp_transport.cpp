@@ -266,6 +266,8 @@ void TcpTransport::progressAll() {
 
 void TcpTransport::throwIfFailed(const TransferOp& op, const std::string& what) {
   if (op.complete) return;
+  // abort() shuts our sockets down: the faults that follow are ours, not the peer's.
+  if (aborted_.load()) fail(ErrorCode::Aborted, what, ": communicator aborted");
   Connection& c = conns_.at(op.peer);
   if (!c.error.empty()) fail(c.errorCode, what, ": ", c.error);
 }
@@ -295,6 +297,7 @@ void TcpTransport::sleepUntilReady(Deadline deadline) {
 
 void TcpTransport::wait(const std::vector<TransferOp*>& ops, Deadline deadline, const std::string& what) {
   while (true) {
+    if (aborted_.load()) fail(ErrorCode::Aborted, what, ": communicator aborted");
     progressAll();
     bool allDone = true;
     for (TransferOp* op : ops) {
@@ -302,7 +305,6 @@ void TcpTransport::wait(const std::vector<TransferOp*>& ops, Deadline deadline, 
       allDone = allDone && op->complete;
     }
     if (allDone) return;
-    if (aborted_.load()) fail(ErrorCode::Aborted, what, ": communicator aborted");
     if (deadline.expired()) {
       for (TransferOp* op : ops) {
         if (op->complete) continue;

@@ -1,0 +1,378 @@
+// The UCX transport's setup, teardown and posting of operations (see ucx_transport.hpp); its
+// progress, completion and failure handling live in ucx_progress.cpp.
+#include "transport/ucx/ucx_transport.hpp"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <ucs/debug/log_def.h>
+
+#include <chrono>
+#include <string_view>
+
+#include "core/errors.hpp"
+#include "core/log.hpp"
+#include "transport/bootstrap/store.hpp"
+#include "transport/ucx/ucx_transport_impl.hpp"
+
+namespace tiercc {
+namespace ucxnet {
+
+namespace {
+
+// How long teardown lets endpoints flush what they still owe peers before forcing them shut.
+constexpr auto kCloseTimeout = std::chrono::seconds(5);
+
+void onSend(void* request, ucs_status_t status, void* user) {
+  auto* p = static_cast<Pending*>(user);
+  p->transport->requestDone(*p, request, status);
+}
+
+void onHeader(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user) {
+  auto* p = static_cast<Pending*>(user);
+  if (status == UCS_OK) p->headerArrived = info->length == sizeof(SendHeader);
+  p->transport->requestDone(*p, request, status);
+}
+
+void onPayload(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info, void* user) {
+  auto* p = static_cast<Pending*>(user);
+  if (status == UCS_OK) p->payloadBytes = info->length;
+  p->transport->requestDone(*p, request, status);
+}
+
+void onEndpointError(void* arg, ucp_ep_h, ucs_status_t status) {
+  auto* peer = static_cast<Peer*>(arg);
+  peer->transport->endpointFailed(*peer, status);
+}
+
+// Silences UCX's "no active messages transport ... no peer failure handler" error while the
+// endpoint is tried with error handling: tiercc falls back and says so itself.
+ucs_log_func_rc_t quietSelection(const char* file, unsigned, const char*, ucs_log_level_t level,
+                                 const ucs_log_component_config_t*, const char*, va_list) {
+  std::string_view f(file);
+  bool selection = f.size() >= 8 && f.substr(f.size() - 8) == "select.c";
+  return selection && level <= UCS_LOG_LEVEL_ERROR ? UCS_LOG_FUNC_RC_STOP : UCS_LOG_FUNC_RC_CONTINUE;
+}
+
+}  // namespace
+
+UcxTransport::UcxTransport(Store& store, const TransportSetup& setup)
+    : context_(std::make_shared<UcxContext>()), regions_(context_), rank_(setup.rank) {
+  TIERCC_REQUIRE_ARG(setup.worldSize <= kMaxRanks, "ucx transport: at most ", kMaxRanks, " ranks, got ", setup.worldSize);
+  wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wakeFd_ < 0) failErrno("eventfd");
+  try {
+    createWorker();
+    connectPeers(store, setup);
+    awaitWireup(store, setup);
+  } catch (...) {
+    closeAll();
+    throw;
+  }
+  TIERCC_LOG(Info, Net) << "ucx transport connected to " << peers_.size() << " peer(s)";
+}
+
+UcxTransport::~UcxTransport() { closeAll(); }
+
+void UcxTransport::createWorker() {
+  ucp_worker_params_t params{};
+  params.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  params.thread_mode = UCS_THREAD_MODE_SERIALIZED;  // mutex_ serialises; abort() comes from any thread
+  ucs_status_t status = ucp_worker_create(context_->get(), &params, &worker_);
+  if (status != UCS_OK) fail(ErrorCode::TransportError, "ucx transport: ucp_worker_create: ", statusText(status));
+  status = ucp_worker_get_efd(worker_, &workerFd_);
+  if (status != UCS_OK) fail(ErrorCode::TransportError, "ucx transport: ucp_worker_get_efd: ", statusText(status));
+}
+
+void UcxTransport::connectPeers(Store& store, const TransportSetup& setup) {
+  ucp_address_t* address = nullptr;
+  std::size_t addressBytes = 0;
+  ucs_status_t status = ucp_worker_get_address(worker_, &address, &addressBytes);
+  if (status != UCS_OK) fail(ErrorCode::TransportError, "ucx transport: ucp_worker_get_address: ", statusText(status));
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(address);
+  store.set("net/" + std::to_string(setup.rank), Bytes(bytes, bytes + addressBytes));
+  ucp_worker_release_address(worker_, address);
+
+  ProcessIdentity me = ProcessIdentity::self();
+  store.setString("proc/" + std::to_string(setup.rank), me.serialize());
+  for (int rank : setup.peers) {
+    Peer& peer = peers_[rank];
+    peer.transport = this;
+    peer.rank = rank;
+    peer.name = setup.peerName ? setup.peerName(rank) : concat("rank ", rank);
+    createEndpoint(peer, store.get("net/" + std::to_string(rank), setup.deadline));
+    if (peer.errorHandling) continue;
+    auto process = ProcessIdentity::parse(store.getString("proc/" + std::to_string(rank), setup.deadline));
+    if (process && process->bootId == me.bootId) {
+      peer.process = process;
+      TIERCC_LOG(Info, Net) << "ucx transport: no transport to " << peer.name
+                            << " detects peer failure (shared memory in UCX 1.13); watching its process instead";
+    } else {
+      TIERCC_LOG(Warn, Net) << "ucx transport: no transport to " << peer.name
+                            << " detects peer failure: if it dies, waits on it end at their deadline";
+    }
+  }
+}
+
+// With error handling first (a dead peer fails its requests); where no transport to the peer
+// supports it (UCX 1.13 shared memory), without, and the caller watches the peer's process.
+void UcxTransport::createEndpoint(Peer& peer, const Bytes& address) {
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  params.address = reinterpret_cast<const ucp_address_t*>(address.data());
+  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  params.err_handler.cb = onEndpointError;
+  params.err_handler.arg = &peer;
+  std::lock_guard<std::mutex> lock(mutex_);
+  ucs_log_push_handler(quietSelection);
+  ucs_status_t status = ucp_ep_create(worker_, &params, &peer.ep);
+  ucs_log_pop_handler();
+  if (status == UCS_ERR_UNREACHABLE) {
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    peer.errorHandling = false;
+    status = ucp_ep_create(worker_, &params, &peer.ep);
+  }
+  if (status != UCS_OK)
+    fail(ErrorCode::TransportError, "scale-out setup: cannot connect to ", peer.name, " (ucx: ", statusText(status), ")");
+}
+
+// Flushes every endpoint (which completes its wireup), then waits until every peer has too,
+// progressing meanwhile so that their wireup messages to us are answered.
+void UcxTransport::awaitWireup(Store& store, const TransportSetup& setup) {
+  std::vector<TransferOp> flushes(peers_.size());
+  std::vector<TransferOp*> pending;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::size_t i = 0;
+    for (auto& [rank, peer] : peers_) {
+      TransferOp& op = flushes[i++];
+      op.peer = rank;
+      Pending& p = newPending(Pending::Type::Write, op, peer);
+      p.notified = true;  // a bare flush: no notification follows
+      ucp_request_param_t param = sendParam(p);
+      track(p, ucp_ep_flush_nbx(peer.ep, &param));
+      settle(p);
+      pending.push_back(&op);
+    }
+  }
+  wait(pending, setup.deadline, "scale-out setup (ucx wireup)");
+  store.setString("ready/" + std::to_string(rank_), "1");
+  std::vector<std::string> keys;
+  for (auto& [rank, peer] : peers_) keys.push_back("ready/" + std::to_string(rank));
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    progress();
+    lock.unlock();
+    bool everyone = store.check(keys);
+    lock.lock();
+    if (everyone) return;
+    if (setup.deadline.expired())
+      fail(ErrorCode::Timeout, "scale-out setup (ucx): timed out waiting for peers to connect");
+    sleep(lock, setup.deadline.capped(std::chrono::milliseconds(5)));
+  }
+}
+
+// Cancels what is still posted, closes every endpoint (flushing what peers are still owed unless
+// aborted) and destroys the worker. Bounded: a peer that never answers is forced shut.
+void UcxTransport::closeAll() {
+  if (worker_) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    std::vector<void*> cancels;
+    for (auto& [key, p] : live_) {
+      p->op = nullptr;
+      if (p->type == Pending::Type::Recv || p->type == Pending::Type::Notify)
+        cancels.insert(cancels.end(), p->requests.begin(), p->requests.end());
+    }
+    for (void* r : cancels) ucp_request_cancel(worker_, r);
+    for (auto& [rank, peer] : peers_) closeEndpoint(peer, aborted_.load() || !peer.error.empty());
+    Deadline deadline = Deadline::after(std::chrono::duration_cast<std::chrono::milliseconds>(kCloseTimeout));
+    while (true) {
+      progress();
+      if (!busy() || deadline.expired()) break;
+      sleep(lock, deadline.capped(std::chrono::milliseconds(10)));
+    }
+    if (busy()) {
+      TIERCC_LOG(Warn, Net) << "ucx transport: " << closing_.size() << " endpoint(s) and " << live_.size()
+                            << " operation(s) still busy at teardown";
+    }
+    for (void* r : closing_) ucp_request_free(r);
+    closing_.clear();
+    ucp_worker_destroy(worker_);
+    worker_ = nullptr;
+    live_.clear();
+    ready_.clear();
+  }
+  if (wakeFd_ >= 0) ::close(wakeFd_);
+  wakeFd_ = -1;
+}
+
+// Teardown waits for endpoint closes and for operations with healthy peers; operations with a
+// failed peer may never end and are dropped with the worker.
+bool UcxTransport::busy() const {
+  if (!closing_.empty()) return true;
+  for (auto& [key, p] : live_)
+    if (peers_.at(p->peer).error.empty()) return true;
+  return false;
+}
+
+Peer& UcxTransport::usablePeer(int rank, const char* op) {
+  if (aborted_.load()) fail(ErrorCode::Aborted, "ucx transport: ", op, " after the communicator was aborted");
+  auto it = peers_.find(rank);
+  if (it == peers_.end())
+    fail(ErrorCode::InvalidArgument, "ucx transport: ", op, " with rank ", rank, ", which is not a connected peer");
+  if (!it->second.error.empty()) fail(it->second.errorCode, it->second.error);
+  return it->second;
+}
+
+Pending& UcxTransport::newPending(Pending::Type type, TransferOp& op, Peer& peer) {
+  auto owned = std::make_unique<Pending>();
+  Pending& p = *owned;
+  p.transport = this;
+  p.type = type;
+  p.op = &op;
+  p.peer = peer.rank;
+  op.complete = false;
+  op.doneBytes = 0;
+  live_.emplace(&p, std::move(owned));
+  return p;
+}
+
+ucp_request_param_t UcxTransport::sendParam(Pending& p) {
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  param.cb.send = onSend;
+  param.user_data = &p;
+  return param;
+}
+
+ucp_request_param_t UcxTransport::recvParam(Pending& p, bool payload, ucp_tag_recv_info_t* info) {
+  ucp_request_param_t param{};
+  // UCX 1.13 leaves recv_info unset on immediate completion, so the length would be lost: a
+  // request and its callback every time instead.
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO |
+                       UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  param.cb.recv = payload ? onPayload : onHeader;
+  param.user_data = &p;
+  param.recv_info.tag_info = info;
+  return param;
+}
+
+// Requests that completed at once leave nothing to track; failures to start count as failures.
+void UcxTransport::track(Pending& p, ucs_status_ptr_t request) {
+  if (request == nullptr) return;
+  if (UCS_PTR_IS_ERR(request)) {
+    if (p.status == UCS_OK) p.status = UCS_PTR_STATUS(request);
+    return;
+  }
+  ++p.outstanding;
+  p.requests.push_back(request);
+}
+
+void UcxTransport::settle(Pending& p) {
+  if (p.outstanding == 0 && !p.queued) {
+    p.queued = true;
+    ready_.push_back(&p);
+  }
+}
+
+void UcxTransport::isend(TransferOp& op) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Peer& peer = usablePeer(op.peer, "isend");
+  TIERCC_REQUIRE_ARG(op.buf || op.len == 0, "isend: null buffer");
+  Pending& p = newPending(Pending::Type::Send, op, peer);
+  p.seq = peer.sendSeq++;
+  p.header = {op.tag, op.len};
+  ucp_request_param_t param = sendParam(p);
+  track(p, ucp_tag_send_nbx(peer.ep, &p.header, sizeof(p.header), makeTag(Kind::Header, rank_, p.seq), &param));
+  track(p, ucp_tag_send_nbx(peer.ep, op.buf, op.len, makeTag(Kind::Payload, rank_, p.seq), &param));
+  settle(p);
+}
+
+void UcxTransport::irecv(TransferOp& op) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Peer& peer = usablePeer(op.peer, "irecv");
+  TIERCC_REQUIRE_ARG(op.buf || op.len == 0, "irecv: null buffer");
+  Pending& p = newPending(Pending::Type::Recv, op, peer);
+  p.seq = peer.recvSeq++;
+  ucp_tag_recv_info_t info{};
+  ucp_request_param_t param = recvParam(p, false, &info);
+  ucs_status_ptr_t r = ucp_tag_recv_nbx(worker_, &p.header, sizeof(p.header), makeTag(Kind::Header, peer.rank, p.seq),
+                                        kFullMask, &param);
+  if (r == nullptr) p.headerArrived = info.length == sizeof(p.header);
+  track(p, r);
+  param = recvParam(p, true, &info);
+  r = ucp_tag_recv_nbx(worker_, op.buf, op.len, makeTag(Kind::Payload, peer.rank, p.seq), kFullMask, &param);
+  if (r == nullptr) p.payloadBytes = info.length;
+  track(p, r);
+  settle(p);
+}
+
+std::shared_ptr<MemoryRegion> UcxTransport::registerMemory(void* buf, std::size_t len) {
+  return regions_.registerMemory(buf, len);
+}
+
+void UcxTransport::invalidateMemory(void* buf, std::size_t len) { regions_.invalidate(buf, len); }
+
+ucp_rkey_h UcxTransport::remoteKey(Peer& peer, const Bytes& packed) {
+  auto it = peer.rkeys.find(packed);
+  if (it != peer.rkeys.end()) return it->second;
+  ucp_rkey_h rkey = nullptr;
+  ucs_status_t status = ucp_ep_rkey_unpack(peer.ep, packed.data(), &rkey);
+  if (status != UCS_OK)
+    fail(ErrorCode::TransportError, "iwrite: cannot unpack the region key of ", peer.name, " (ucx: ", statusText(status), ")");
+  peer.rkeys.emplace(packed, rkey);
+  return rkey;
+}
+
+// The data goes first (put, then a flush that completes once it is in the peer's memory); the
+// notification follows from finish() when the flush completes.
+void UcxTransport::iwrite(WriteOp& op) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Peer& peer = usablePeer(op.peer, "iwrite");
+  RemoteRegion remote = parseDescriptor(op.remote);
+  TIERCC_REQUIRE_ARG(op.remoteOffset <= remote.size && op.len <= remote.size - op.remoteOffset, "iwrite: ", op.len,
+                     " bytes at offset ", op.remoteOffset, " exceed the remote region of ", remote.size, " bytes");
+  TIERCC_REQUIRE_ARG(op.buf || op.len == 0, "iwrite: null buffer");
+  ucp_rkey_h rkey = op.len ? remoteKey(peer, remote.rkey) : nullptr;
+  Pending& p = newPending(Pending::Type::Write, op, peer);
+  p.seq = peer.writeSeq++;
+  p.note = {op.imm, op.len};
+  if (op.len) {
+    ucp_request_param_t param = sendParam(p);
+    track(p, ucp_put_nbx(peer.ep, op.buf, op.len, remote.address + op.remoteOffset, rkey, &param));
+    track(p, ucp_ep_flush_nbx(peer.ep, &param));
+  }
+  settle(p);
+}
+
+void UcxTransport::sendNotification(Pending& p) {
+  p.notified = true;
+  Peer& peer = peers_.at(p.peer);
+  ucp_request_param_t param = sendParam(p);
+  track(p, ucp_tag_send_nbx(peer.ep, &p.note, sizeof(p.note), makeTag(Kind::Notify, rank_, p.seq), &param));
+}
+
+void UcxTransport::inotify(TransferOp& op) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Peer& peer = usablePeer(op.peer, "inotify");
+  Pending& p = newPending(Pending::Type::Notify, op, peer);
+  p.seq = peer.notifySeq++;
+  ucp_tag_recv_info_t info{};
+  ucp_request_param_t param = recvParam(p, true, &info);
+  ucs_status_ptr_t r =
+      ucp_tag_recv_nbx(worker_, &p.note, sizeof(p.note), makeTag(Kind::Notify, peer.rank, p.seq), kFullMask, &param);
+  if (r == nullptr) p.payloadBytes = info.length;
+  track(p, r);
+  settle(p);
+}
+
+}  // namespace ucxnet
+
+std::optional<std::string> ucxTransportUnavailable() { return ucxnet::ucxUnavailable(); }
+
+std::unique_ptr<Transport> createUcxTransport(Store& store, const TransportSetup& setup) {
+  return std::make_unique<ucxnet::UcxTransport>(store, setup);
+}
+
+}  // namespace tiercc
