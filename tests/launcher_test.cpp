@@ -315,6 +315,9 @@ struct UsageCase {
   const char* message;
 };
 
+// ctest lists the case by name rather than as raw bytes.
+void PrintTo(const UsageCase& c, std::ostream* out) { *out << c.name; }
+
 class LauncherUsageTest : public LauncherTest, public ::testing::WithParamInterface<UsageCase> {};
 
 TEST_P(LauncherUsageTest, BadUsageExits2WithMessageAndUsage) {

@@ -399,6 +399,9 @@ struct BadFrame {
   const char* expected;  // part of the server's error message
 };
 
+// ctest lists the case by name rather than as raw bytes.
+void PrintTo(const BadFrame& f, std::ostream* out) { *out << f.name; }
+
 std::vector<BadFrame> badFrames() {
   Bytes trailing = frameOf({static_cast<std::uint8_t>(proto::Op::Erase), 1, 0, 0, 0, 'k', 0xEE});
   return {
