@@ -10,6 +10,9 @@
 #ifdef TIERCC_HAVE_UCX
 #include "transport/ucx/ucx_transport.hpp"
 #endif
+#ifdef TIERCC_HAVE_VERBS
+#include "transport/ibverbs/ib_transport.hpp"
+#endif
 
 namespace tiercc {
 
@@ -26,6 +29,9 @@ std::optional<std::string> tcpUnavailable() { return std::nullopt; }
 // In order of preference for the default choice.
 const std::vector<Backend>& backends() {
   static const std::vector<Backend> kBackends = {
+#ifdef TIERCC_HAVE_VERBS
+      {"ibverbs", ibverbsUnavailable, createIbverbsTransport},
+#endif
 #ifdef TIERCC_HAVE_UCX
       {"ucx", ucxTransportUnavailable, createUcxTransport},
 #endif
