@@ -28,6 +28,11 @@ struct Scratch {
   std::vector<std::byte> receive;     ///< slices arriving from other domains (window-sized)
 };
 
+/// Algorithm thresholds, read once per communicator (TIERCC_* parameters).
+struct Tuning {
+  std::size_t allreduceOneShotBytes = 16384;  ///< up to this size, allreduce runs one-shot
+};
+
 struct CollContext {
   const Topology& topo;
   Domain& domain;
@@ -38,6 +43,7 @@ struct CollContext {
   std::uint64_t seq;           ///< this collective's sequence number (same on every rank)
   std::string what;            ///< "allreduce #12", the start of every error message
   Deadline deadline;
+  const Tuning& tuning;
 };
 
 /// [begin, end) of part `i` when n items are split into `parts` nearly equal parts.
@@ -51,6 +57,10 @@ inline std::pair<std::size_t, std::size_t> partition(std::size_t n, std::size_t 
 // validated by the caller; in place follows NCCL's definitions.
 void allreduceHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t count,
                            DataType dt, ReduceOp op);
+/// Latency-optimal allreduce for small messages: one exchange per tier (see allreduce_oneshot.cpp).
+void allreduceOneShot(CollContext& ctx, const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op);
+/// Picks one-shot or hierarchical by size and topology.
+void allreduce(CollContext& ctx, const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op);
 void broadcastHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t count, DataType dt,
                            int root);
 void reduceHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t count, DataType dt,

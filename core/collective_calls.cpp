@@ -55,7 +55,7 @@ void Communicator::Impl::execute(const char* name, std::uint64_t seq,
   }
   TierStats delta;
   CollContext ctx{topo_, *domain_, transport_.get(), scratch_, epoch_, delta, seq,
-                  concat(name, " #", seq), Deadline::after(timeout_)};
+                  std::string(name) + " #" + std::to_string(seq), Deadline::after(timeout_), tuning_};
   TIERCC_LOG(Trace, Coll) << ctx.what << " start";
   try {
     body(ctx);
@@ -124,7 +124,7 @@ Body allreduceBody(const void* send, void* recv, std::size_t count, DataType dt,
   requireOp(op);
   std::size_t bytes = byteSize("allreduce", count, dt);
   requireBuffers("allreduce", send, bytes, recv, bytes, recv);
-  return [=](CollContext& ctx) { allreduceHierarchical(ctx, send, recv, count, dt, op); };
+  return [=](CollContext& ctx) { allreduce(ctx, send, recv, count, dt, op); };
 }
 
 Body reduceScatterBody(int rank, int size, const void* send, void* recv, std::size_t recvCount, DataType dt,
@@ -175,7 +175,7 @@ Body alltoallBody(int size, const void* send, void* recv, std::size_t countPerPe
 Body barrierBody() {
   return [](CollContext& ctx) {
     std::uint8_t token = 1, result = 0;
-    allreduceHierarchical(ctx, &token, &result, 1, DataType::U8, ReduceOp::Max);
+    allreduce(ctx, &token, &result, 1, DataType::U8, ReduceOp::Max);
   };
 }
 

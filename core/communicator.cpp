@@ -52,6 +52,7 @@ Communicator::Impl::Impl(CommSetup setup) : setup_(std::move(setup)) {
   TIERCC_REQUIRE_ARG(setup_.rank >= 0 && setup_.rank < setup_.size, "rank ", setup_.rank,
                      " is not in [0, ", setup_.size, ")");
   timeout_ = params::getDuration("TIERCC_TIMEOUT");
+  tuning_.allreduceOneShotBytes = static_cast<std::size_t>(std::max<std::int64_t>(0, params::getInt("TIERCC_ALLREDUCE_ONESHOT_BYTES")));
   store_ = std::make_shared<PrefixStore>(setup_.baseStore, setup_.prefix);
   if (!setup_.forcedDomain) log::setRank(setup_.rank);
   initTiers();
@@ -99,6 +100,9 @@ void Communicator::Impl::initTiers() {
   TIERCC_REQUIRE_ARG(shm.windowBytes >= 4096 && shm.windowBytes % 64 == 0,
                      "TIERCC_SHM_CHUNK must be a multiple of 64 and at least 4096, got ", shm.windowBytes);
   shm.setupDeadline = deadline;
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const auto onHost = std::count_if(all.begin(), all.end(), [&](const RankInfo& r) { return r.hostId == mine.hostId; });
+  shm.oversubscribed = cores > 0 && onHost > cores;
   PrefixStore domainStore(store_, "shm/d" + std::to_string(dom) + "/");
   domain_ = std::make_unique<ShmDomain>(domainStore, shm);
 

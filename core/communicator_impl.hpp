@@ -62,6 +62,7 @@ class Communicator::Impl {
   std::unique_ptr<Domain> domain_;
   std::unique_ptr<Transport> transport_;
   Scratch scratch_;
+  Tuning tuning_;
   std::uint32_t epoch_ = 0;
   std::atomic<std::uint64_t> nextSeq_{0};  // assigned at issue, so async calls keep their order
   std::uint64_t splitCount_ = 0;

@@ -27,6 +27,7 @@ const std::vector<Info> kParams = {
     {"TIERCC_IB_EAGER_LIMIT", "int", "8192", "ibverbs: largest message sent eagerly through bounce buffers; larger ones use RDMA write rendezvous"},
     {"TIERCC_IB_CREDITS", "int", "64", "ibverbs: receive buffers posted per peer (flow-control credits)"},
     {"TIERCC_IB_MR_CACHE", "int", "64", "ibverbs: memory registrations kept in the LRU cache of registerMemory"},
+    {"TIERCC_ALLREDUCE_ONESHOT_BYTES", "int", "16384", "allreduce up to this many bytes runs one-shot (latency) instead of reduce-scatter + allgather"},
     {"TIERCC_SHM_CHUNK", "int", "4194304", "bytes per rank of the shared-memory staging window"},
     {"TIERCC_DEBUG", "string", "WARN", "log level: NONE, WARN, INFO, TRACE"},
     {"TIERCC_DEBUG_SUBSYS", "string", "ALL", "log subsystems: INIT,SHM,NET,COLL,PLAN,STORE,TUNE (^X excludes)"},

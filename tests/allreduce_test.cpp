@@ -92,6 +92,10 @@ TEST(Allreduce, ThreeRanksUnevenDomains) { runLayout({"2+1", 3, {7, 7, 3}, 0}, {
 TEST(Allreduce, FiveRanksDomainsOfTwo) { runLayout({"2+2+1", 5, {}, 2}, {}, kSmallCounts); }
 TEST(Allreduce, EightRanksTwoDomainsOfFour) { runLayout({"2x4", 8, {}, 4}, {}, kSmallCounts); }
 TEST(Allreduce, OneDomainOfFour) { runLayout({"1x4", 4, {}, 0}, {}, kSmallCounts); }
+// The same small counts through reduce-scatter + allgather instead of one-shot.
+const std::vector<std::pair<std::string, std::string>> kTwoShot{{"TIERCC_ALLREDUCE_ONESHOT_BYTES", "0"}};
+TEST(Allreduce, TwoShotTwoDomainsOfFour) { runLayout({"2x4", 8, {}, 4}, kTwoShot, kSmallCounts); }
+TEST(Allreduce, TwoShotOneDomainOfThree) { runLayout({"1x3", 3, {}, 0}, kTwoShot, kSmallCounts); }
 
 // A window of 4 KiB forces many rounds per call: chunking, epochs and slice edges.
 TEST(Allreduce, ManyRoundsSmallWindow) {

@@ -1,6 +1,7 @@
 // Shared-memory Domain (see shm_domain.hpp).
 #include "scaleup-emu/shm/shm_domain.hpp"
 
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -17,7 +18,11 @@ namespace tiercc {
 
 namespace {
 constexpr std::size_t kHeaderBytes = 4096;  // keeps the window page-aligned
-constexpr int kSpinIterations = 256;        // short: ranks may outnumber cores
+// Before sleeping on the futex a waiter spins, then yields. Spinning pays when every rank has
+// a core; when ranks outnumber cores, yielding hands the core to the rank being waited for.
+constexpr auto kSpinTime = std::chrono::microseconds(20);
+constexpr auto kSpinTimeOversubscribed = std::chrono::microseconds(1);
+constexpr auto kYieldTime = std::chrono::microseconds(200);
 constexpr auto kWaitSlice = std::chrono::milliseconds(50);
 
 bool processGone(int pid) {
@@ -97,9 +102,19 @@ void ShmDomain::checkPeerAlive(int peer, const std::string& what) {
 void ShmDomain::waitUntil(int peer, int flag, std::uint32_t value, Deadline deadline, const std::string& what) {
   Flag& f = header(peer)->flags[flag];
   auto reached = [&](std::uint32_t v) { return static_cast<std::int32_t>(v - value) >= 0; };
-  for (int i = 0; i < kSpinIterations; ++i) {
+  if (reached(f.value.load(std::memory_order_acquire))) return;
+  const auto start = Clock::now();
+  const auto spinUntil = start + (config_.oversubscribed ? kSpinTimeOversubscribed : kSpinTime);
+  while (Clock::now() < spinUntil) {
+    for (int i = 0; i < 32; ++i) {
+      if (reached(f.value.load(std::memory_order_acquire))) return;
+      __builtin_ia32_pause();
+    }
+  }
+  const auto yieldUntil = start + kYieldTime;
+  while (Clock::now() < yieldUntil) {
     if (reached(f.value.load(std::memory_order_acquire))) return;
-    __builtin_ia32_pause();
+    sched_yield();
   }
   while (true) {
     std::uint32_t seen = f.value.load(std::memory_order_acquire);

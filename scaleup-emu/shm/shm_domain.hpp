@@ -20,6 +20,7 @@ struct ShmDomainConfig {
   int localRank = 0;
   std::vector<std::string> peerNames;  ///< per local rank, for messages: "rank 5 (domain 1, local rank 1)"
   std::size_t windowBytes = 0;
+  bool oversubscribed = false;         ///< more ranks on this host than cores: spin less
   Deadline setupDeadline{Clock::time_point::max()};
 };
 
