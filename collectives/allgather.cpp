@@ -70,7 +70,7 @@ void allgatherHierarchical(CollContext& ctx, const void* send, void* recv, std::
         for (int l = me; l < t.domainSize(myDomain); l += rails) {
           waitPeer(ctx, l, kFlagStaged, epoch);
           batch.send(t.rankAt(d, me), roundTag(ctx, chunk, 0), dom.window(l), bytes);
-          if (l != me) ctx.stats.scaleUpBytes += bytes;
+          if (l != me) ctx.movedUp(bytes);
         }
       }
       for (std::size_t s = 0; s < mine.size(); ++s)
@@ -83,7 +83,7 @@ void allgatherHierarchical(CollContext& ctx, const void* send, void* recv, std::
       auto [local, slot] = holder[r];
       waitPeer(ctx, local, slot == 0 ? kFlagStaged : kFlagReduced, epoch);
       std::memcpy(out + r * blockBytes + offset * es, dom.window(local) + slot * bytes, bytes);
-      if (local != me) ctx.stats.scaleUpBytes += bytes;
+      if (local != me) ctx.movedUp(bytes);
     }
     endRound(ctx, epoch);
   }

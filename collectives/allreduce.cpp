@@ -83,7 +83,7 @@ void runRound(CollContext& ctx, const std::byte* send, std::byte* recv, std::siz
       reduce3(acc, dom.window(0) + sliceOff, dom.window(1) + sliceOff, n, dt, op);
       for (int p = 2; p < k; ++p) reduceInto(acc, dom.window(p) + sliceOff, n, dt, op);
     }
-    ctx.stats.scaleUpBytes += (k - 1) * n * es;
+    ctx.movedUp((k - 1) * n * es);
     if (ctx.topo.numDomains() > 1 && n > 0) railAllreduce(ctx, acc, n, es, dt, op, round);
     if (op == ReduceOp::Avg) finishAvg(acc, n, dt, ctx.topo.size());
     std::memcpy(dom.window(me) + sliceOff, acc, n * es);
@@ -95,7 +95,7 @@ void runRound(CollContext& ctx, const std::byte* send, std::byte* recv, std::siz
     auto [b, e] = partition(round.count, rails, j);
     if (j != me) {
       waitPeer(ctx, j, kFlagReduced, epoch);
-      ctx.stats.scaleUpBytes += (e - b) * es;
+      ctx.movedUp((e - b) * es);
     }
     std::memcpy(recv + (round.offset + b) * es, dom.window(j) + b * es, (e - b) * es);
   }

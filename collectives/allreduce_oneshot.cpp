@@ -28,7 +28,7 @@ void allreduceOneShot(CollContext& ctx, const void* send, void* recv, std::size_
   if (k == 1) std::memcpy(ours, dom.window(0), bytes);
   else reduce3(ours, dom.window(0), dom.window(1), count, dt, op);
   for (int p = 2; p < k; ++p) reduceInto(ours, dom.window(p), count, dt, op);
-  ctx.stats.scaleUpBytes += (k - 1) * bytes;
+  ctx.movedUp((k - 1) * bytes);
   endRound(ctx, epoch);  // our window may be overwritten from here on; we hold the domain result
 
   std::byte* out = static_cast<std::byte*>(recv);

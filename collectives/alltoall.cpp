@@ -76,7 +76,7 @@ void alltoallHierarchical(CollContext& ctx, const void* send, void* recv, std::s
           for (int l = 0; l < k; ++l) {
             std::memcpy(packed, dom.window(l) + t.rankAt(d, l2) * bytes, bytes);
             packed += bytes;
-            if (l != me) ctx.stats.scaleUpBytes += bytes;
+            if (l != me) ctx.movedUp(bytes);
           }
         if (packed > message) batch.send(t.rankAt(d, me), roundTag(ctx, chunk, 0), message, packed - message);
         std::size_t incoming = static_cast<std::size_t>(t.domainSize(d)) * railDests(t, myDomain, me, rails) * bytes;
@@ -102,7 +102,7 @@ void alltoallHierarchical(CollContext& ctx, const void* send, void* recv, std::s
         src = dom.window(holder) + n * bytes + block * bytes;
       }
       std::memcpy(out + (s * blockCount + offset) * es, src, bytes);
-      if (holder != me) ctx.stats.scaleUpBytes += bytes;
+      if (holder != me) ctx.movedUp(bytes);
     }
     endRound(ctx, epoch);
   }

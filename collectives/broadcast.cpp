@@ -39,7 +39,7 @@ void broadcastHierarchical(CollContext& ctx, const void* send, void* recv, std::
         batch.wait();
       }
       std::memcpy(out + offset * es, dom.window(rootLocal), n * es);
-      if (me != rootLocal) ctx.stats.scaleUpBytes += n * es;
+      if (me != rootLocal) ctx.movedUp(n * es);
     } else {
       if (me < rails) {
         TransferBatch batch(ctx);
@@ -51,7 +51,7 @@ void broadcastHierarchical(CollContext& ctx, const void* send, void* recv, std::
         auto [jb, je] = partition(n, rails, j);
         waitPeer(ctx, j, kFlagReduced, epoch);
         std::memcpy(out + (offset + jb) * es, dom.window(j) + jb * es, (je - jb) * es);
-        if (j != me) ctx.stats.scaleUpBytes += (je - jb) * es;
+        if (j != me) ctx.movedUp((je - jb) * es);
       }
     }
     endRound(ctx, epoch);

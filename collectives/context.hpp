@@ -8,6 +8,7 @@
 
 #include "core/deadline.hpp"
 #include "core/errors.hpp"
+#include "core/link_model.hpp"
 #include "core/topology.hpp"
 #include "scaleup-emu/domain.hpp"
 #include "tiercc/tiercc.hpp"
@@ -44,6 +45,15 @@ struct CollContext {
   std::string what;            ///< "allreduce #12", the start of every error message
   Deadline deadline;
   const Tuning& tuning;
+  LinkModel* scaleUpLink = nullptr;   ///< paces tier 0 (TIERCC_EMU_SCALEUP_*); null: not paced
+  LinkModel* scaleOutLink = nullptr;  ///< paces tier 1 sends (TIERCC_EMU_SCALEOUT_*); null: not paced
+
+  /// This rank has read `bytes` from its domain peers' windows: counts them and, with a link
+  /// model, blocks until the modelled scale-up link would have carried them.
+  void movedUp(std::size_t bytes) {
+    stats.scaleUpBytes += bytes;
+    if (scaleUpLink && bytes) scaleUpLink->charge(bytes);
+  }
 };
 
 /// [begin, end) of part `i` when n items are split into `parts` nearly equal parts.

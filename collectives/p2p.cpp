@@ -16,11 +16,16 @@ void transfer(CollContext& ctx, bool isSend, std::byte* buf, std::size_t bytes, 
   op.tag = kP2pTagBit | pairSeq;
   op.buf = buf;
   op.len = bytes;
+  const Clock::time_point posted = Clock::now();
   isSend ? ctx.transport->isend(op) : ctx.transport->irecv(op);
   ctx.transport->wait({&op}, ctx.deadline, ctx.what);
   if (!isSend) return;
-  if (ctx.topo.domainOf(peer) == ctx.topo.domain()) ctx.stats.scaleUpBytes += bytes;
-  else ctx.stats.scaleOutBytes += bytes;
+  // The sender pays the link model, as in TransferBatch::wait; a send inside the domain travels
+  // over the transport here but is scale-up traffic, so it is counted and paced as such.
+  const bool sameDomain = ctx.topo.domainOf(peer) == ctx.topo.domain();
+  (sameDomain ? ctx.stats.scaleUpBytes : ctx.stats.scaleOutBytes) += bytes;
+  LinkModel* link = sameDomain ? ctx.scaleUpLink : ctx.scaleOutLink;
+  if (link) link->charge(bytes, posted);
 }
 
 }  // namespace

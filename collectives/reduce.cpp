@@ -39,7 +39,7 @@ void reduceHierarchical(CollContext& ctx, const void* send, void* recv, std::siz
       if (k == 1) std::memcpy(acc, dom.window(0) + off, len * es);
       else reduce3(acc, dom.window(0) + off, dom.window(1) + off, len, dt, op);
       for (int p = 2; p < k; ++p) reduceInto(acc, dom.window(p) + off, len, dt, op);
-      ctx.stats.scaleUpBytes += (k - 1) * len * es;
+      ctx.movedUp((k - 1) * len * es);
       TransferBatch batch(ctx);
       if (!inRootDomain) {
         batch.send(t.rankAt(rootDomain, me), roundTag(ctx, chunk, 0), acc, len * es);
@@ -67,7 +67,7 @@ void reduceHierarchical(CollContext& ctx, const void* send, void* recv, std::siz
         auto [jb, je] = partition(n, rails, j);
         waitPeer(ctx, j, kFlagReduced, epoch);
         std::memcpy(out + (offset + jb) * es, dom.window(j) + jb * es, (je - jb) * es);
-        if (j != me) ctx.stats.scaleUpBytes += (je - jb) * es;
+        if (j != me) ctx.movedUp((je - jb) * es);
       }
     }
     endRound(ctx, epoch);

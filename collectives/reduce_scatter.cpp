@@ -58,7 +58,7 @@ void reduceScatterHierarchical(CollContext& ctx, const void* send, void* recv, s
         if (k == 1) std::memcpy(acc, dom.window(0) + b * bytes, bytes);
         else reduce3(acc, dom.window(0) + b * bytes, dom.window(1) + b * bytes, len, dt, op);
         for (int p = 2; p < k; ++p) reduceInto(acc, dom.window(p) + b * bytes, len, dt, op);
-        ctx.stats.scaleUpBytes += (k - 1) * bytes;
+        ctx.movedUp((k - 1) * bytes);
         if (t.domainOf(b) != myDomain) batch.send(t.rankAt(t.domainOf(b), me), roundTag(ctx, chunk, 0), acc, bytes);
         else local.push_back(static_cast<int>(h));
       }
@@ -85,7 +85,7 @@ void reduceScatterHierarchical(CollContext& ctx, const void* send, void* recv, s
     const int holder = me % rails;
     waitPeer(ctx, holder, kFlagReduced, epoch);
     std::memcpy(out + offset * es, dom.window(holder) + n * bytes + (me / rails) * bytes, bytes);
-    if (holder != me) ctx.stats.scaleUpBytes += bytes;
+    if (holder != me) ctx.movedUp(bytes);
     endRound(ctx, epoch);
   }
   ctx.stats.scaleOutBoundBytes += static_cast<std::uint64_t>(n - k) * blockCount * es / k;

@@ -18,6 +18,7 @@ void waitPeer(CollContext& ctx, int peer, DomainFlag flag, std::uint32_t epoch) 
 }
 
 void TransferBatch::send(int peer, std::uint64_t tag, const std::byte* buf, std::size_t len) {
+  if (pending_.empty()) firstPost_ = Clock::now();
   TransferOp& op = ops_.emplace_back();
   op.peer = peer;
   op.isSend = true;
@@ -27,9 +28,12 @@ void TransferBatch::send(int peer, std::uint64_t tag, const std::byte* buf, std:
   ctx_.transport->isend(op);
   pending_.push_back(&op);
   ctx_.stats.scaleOutBytes += len;
+  sentBytes_ += len;
+  sent_ = true;
 }
 
 void TransferBatch::recv(int peer, std::uint64_t tag, std::byte* buf, std::size_t len) {
+  if (pending_.empty()) firstPost_ = Clock::now();
   TransferOp& op = ops_.emplace_back();
   op.peer = peer;
   op.tag = tag;
@@ -43,6 +47,11 @@ void TransferBatch::wait() {
   if (pending_.empty()) return;
   ctx_.transport->wait(pending_, ctx_.deadline, ctx_.what);
   pending_.clear();
+  // Only the sender pays: the real transfer overlapped the modelled one since the first post,
+  // and the receivers see the delay at their next step that depends on this rank.
+  if (sent_ && ctx_.scaleOutLink) ctx_.scaleOutLink->charge(sentBytes_, firstPost_);
+  sentBytes_ = 0;
+  sent_ = false;
 }
 
 }  // namespace tiercc

@@ -21,7 +21,8 @@ inline std::uint64_t roundTag(const CollContext& ctx, std::uint64_t chunk, std::
   return (ctx.seq << 32) | (chunk << 8) | phase;
 }
 
-/// Scale-out operations posted together; wait() completes them all (counting bytes sent).
+/// Scale-out operations posted together; wait() completes them all. The bytes sent are counted
+/// when posted and, with a link model, paid in wait(): the batch is one step of the model.
 class TransferBatch {
  public:
   explicit TransferBatch(CollContext& ctx) : ctx_(ctx) {}
@@ -34,6 +35,9 @@ class TransferBatch {
   CollContext& ctx_;
   std::deque<TransferOp> ops_;  // deque: posted ops must not move
   std::vector<TransferOp*> pending_;
+  std::size_t sentBytes_ = 0;    // posted since the last wait(), for the link model
+  bool sent_ = false;            // a send was posted since the last wait() (it may be empty)
+  Clock::time_point firstPost_;  // when this step's transfers began
 };
 
 /// Elements per round when each round needs `unitsPerElement` element-sized slots of

@@ -55,7 +55,8 @@ void Communicator::Impl::execute(const char* name, std::uint64_t seq,
   }
   TierStats delta;
   CollContext ctx{topo_, *domain_, transport_.get(), scratch_, epoch_, delta, seq,
-                  std::string(name) + " #" + std::to_string(seq), Deadline::after(timeout_), tuning_};
+                  std::string(name) + " #" + std::to_string(seq), Deadline::after(timeout_), tuning_,
+                  scaleUpLink_.get(), scaleOutLink_.get()};
   TIERCC_LOG(Trace, Coll) << ctx.what << " start";
   try {
     body(ctx);

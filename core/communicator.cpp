@@ -45,6 +45,13 @@ int envInt(const char* name, int fallback) {
   return text.empty() ? fallback : static_cast<int>(params::getInt(name));
 }
 
+LinkSpec linkSpec(const char* bandwidthParam, const char* latencyParam) {
+  LinkSpec spec;
+  spec.bytesPerSec = params::getBandwidth(bandwidthParam).value_or(0);
+  spec.latencySec = params::getLatency(latencyParam).value_or(0);
+  return spec;
+}
+
 }  // namespace
 
 Communicator::Impl::Impl(CommSetup setup) : setup_(std::move(setup)) {
@@ -62,6 +69,11 @@ Communicator::Impl::Impl(CommSetup setup) : setup_(std::move(setup)) {
 }
 
 void Communicator::Impl::initTiers() {
+  // The link models first: a malformed value fails here, before any rank waits on this one.
+  scaleUpLink_ = std::make_unique<LinkModel>(linkSpec("TIERCC_EMU_SCALEUP_BW", "TIERCC_EMU_SCALEUP_LATENCY"));
+  scaleOutLink_ = std::make_unique<LinkModel>(linkSpec("TIERCC_EMU_SCALEOUT_BW", "TIERCC_EMU_SCALEOUT_LATENCY"));
+  TIERCC_LOG(Info, Init) << "link model: scale-up " << scaleUpLink_->spec().describe() << "; scale-out "
+                         << scaleOutLink_->spec().describe();
   Deadline deadline = Deadline::after(timeout_);
   const int rank = setup_.rank, size = setup_.size;
   if (setup_.jobId.empty()) {

@@ -63,6 +63,7 @@ class Communicator::Impl {
   std::unique_ptr<Transport> transport_;
   Scratch scratch_;
   Tuning tuning_;
+  std::unique_ptr<LinkModel> scaleUpLink_, scaleOutLink_;  // this rank's links; unpaced by default
   std::uint32_t epoch_ = 0;
   std::atomic<std::uint64_t> nextSeq_{0};  // assigned at issue, so async calls keep their order
   std::uint64_t splitCount_ = 0;

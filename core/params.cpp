@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "core/errors.hpp"
+#include "core/units.hpp"
 
 namespace tiercc::params {
 namespace {
@@ -29,6 +30,10 @@ const std::vector<Info> kParams = {
     {"TIERCC_IB_MR_CACHE", "int", "64", "ibverbs: memory registrations kept in the LRU cache of registerMemory"},
     {"TIERCC_ALLREDUCE_ONESHOT_BYTES", "int", "16384", "allreduce up to this many bytes runs one-shot (latency) instead of reduce-scatter + allgather"},
     {"TIERCC_SHM_CHUNK", "int", "4194304", "bytes per rank of the shared-memory staging window"},
+    {"TIERCC_EMU_SCALEUP_BW", "bandwidth", "", "link model: pace each rank's scale-up traffic to this bandwidth, with its unit (e.g. 9GB/s; 72Gbit/s is the same); unset: not paced"},
+    {"TIERCC_EMU_SCALEUP_LATENCY", "latency", "", "link model: latency of each scale-up step (e.g. 2us, 0); unset: none"},
+    {"TIERCC_EMU_SCALEOUT_BW", "bandwidth", "", "link model: pace each rank's scale-out sends to this bandwidth, with its unit (e.g. 1GB/s = 8Gbit/s); unset: not paced"},
+    {"TIERCC_EMU_SCALEOUT_LATENCY", "latency", "", "link model: latency of each scale-out step (e.g. 5us, 0); unset: none"},
     {"TIERCC_DEBUG", "string", "WARN", "log level: NONE, WARN, INFO, TRACE"},
     {"TIERCC_DEBUG_SUBSYS", "string", "ALL", "log subsystems: INIT,SHM,NET,COLL,PLAN,STORE,TUNE (^X excludes)"},
     {"TIERCC_STATS", "string", "", "file to append per-communicator tier statistics to (JSON lines) at destroy"},
@@ -93,5 +98,17 @@ std::chrono::milliseconds parseDuration(const std::string& text, const std::stri
 }
 
 std::chrono::milliseconds getDuration(const std::string& name) { return parseDuration(raw(name), name); }
+
+std::optional<double> getBandwidth(const std::string& name) {
+  std::string text = raw(name);
+  if (text.empty()) return std::nullopt;
+  return units::parseBandwidth(text, name);
+}
+
+std::optional<double> getLatency(const std::string& name) {
+  std::string text = raw(name);
+  if (text.empty()) return std::nullopt;
+  return units::parseLatency(text, name);
+}
 
 }  // namespace tiercc::params

@@ -12,7 +12,7 @@ namespace tiercc::params {
 
 struct Info {
   const char* name;          ///< e.g. "TIERCC_TIMEOUT"
-  const char* type;          ///< "int", "string", "duration", "bool"
+  const char* type;          ///< "int", "string", "duration", "bool", "bandwidth", "latency"
   const char* defaultValue;  ///< as text; "" when unset by default
   const char* doc;
 };
@@ -31,5 +31,9 @@ bool getBool(const std::string& name);
 std::chrono::milliseconds getDuration(const std::string& name);
 /// Parses a duration text as getDuration does; throws InvalidArgument naming `what`.
 std::chrono::milliseconds parseDuration(const std::string& text, const std::string& what);
+/// Bytes per second; the text needs a unit that says bits or bytes (core/units.hpp). Unset: nullopt.
+std::optional<double> getBandwidth(const std::string& name);
+/// Seconds; the text needs a unit ("2us"), except "0" (core/units.hpp). Unset: nullopt.
+std::optional<double> getLatency(const std::string& name);
 
 }  // namespace tiercc::params
