@@ -43,10 +43,11 @@ struct CollContext {
   TierStats& stats;
   std::uint64_t seq;           ///< this collective's sequence number (same on every rank)
   std::string what;            ///< "allreduce #12", the start of every error message
-  Deadline deadline;
+  Deadline deadline;            ///< of the current round: renewed by beginRound
   const Tuning& tuning;
   LinkModel* scaleUpLink = nullptr;   ///< paces tier 0 (TIERCC_EMU_SCALEUP_*); null: not paced
   LinkModel* scaleOutLink = nullptr;  ///< paces tier 1 sends (TIERCC_EMU_SCALEOUT_*); null: not paced
+  std::chrono::milliseconds timeout{0};  ///< TIERCC_TIMEOUT: each round's waits get this long
 
   /// This rank has read `bytes` from its domain peers' windows: counts them and, with a link
   /// model, blocks until the modelled scale-up link would have carried them.

@@ -41,10 +41,13 @@ class TransferBatch {
 };
 
 /// Elements per round when each round needs `unitsPerElement` element-sized slots of
-/// `capacityBytes` (at least 1).
+/// `capacityBytes`; NotSupported when not even one element per slot fits.
 inline std::size_t elementsPerRound(std::size_t capacityBytes, std::size_t unitsPerElement, std::size_t es) {
   std::size_t n = capacityBytes / (unitsPerElement * es);
-  return n ? n : 1;
+  if (n == 0)
+    fail(ErrorCode::NotSupported, "a round needs ", unitsPerElement, " slots of ", es, " bytes but the window has ",
+         capacityBytes, " bytes: raise TIERCC_SHM_CHUNK to at least ", unitsPerElement * es);
+  return n;
 }
 
 }  // namespace tiercc

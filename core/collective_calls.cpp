@@ -56,13 +56,18 @@ void Communicator::Impl::execute(const char* name, std::uint64_t seq,
   TierStats delta;
   CollContext ctx{topo_, *domain_, transport_.get(), scratch_, epoch_, delta, seq,
                   std::string(name) + " #" + std::to_string(seq), Deadline::after(timeout_), tuning_,
-                  scaleUpLink_.get(), scaleOutLink_.get()};
+                  scaleUpLink_.get(), scaleOutLink_.get(), timeout_};
   TIERCC_LOG(Trace, Coll) << ctx.what << " start";
   try {
     body(ctx);
   } catch (const Error& e) {
     failed(e);
     throw;
+  } catch (const std::exception& e) {
+    // Operations may be posted that reference this collective's stack: stop the tiers.
+    Error wrapped(ErrorCode::Internal, ctx.what + ": " + e.what());
+    failed(wrapped);
+    throw wrapped;
   }
   std::lock_guard<std::mutex> lock(statsMutex_);
   stats_.collectives += 1;

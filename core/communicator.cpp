@@ -148,7 +148,7 @@ Communicator::Impl::~Impl() {
 
 // The rank hosting the store keeps it up until every rank has said goodbye (bounded).
 void Communicator::Impl::exitRendezvous() {
-  if (aborted_.load()) return;
+  if (aborted_.load() || brokenBy_) return;  // peers that failed will not say goodbye
   std::int64_t left = store_->add("exit", 1);
   if (!setup_.hostedServer || setup_.hostedServer.use_count() > 1) return;
   Deadline deadline = Deadline::after(std::min(timeout_, std::chrono::milliseconds(30000)));

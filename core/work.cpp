@@ -30,7 +30,7 @@ void Work::wait(std::chrono::milliseconds timeout) {
   if (!state_) fail(ErrorCode::InvalidArgument, "Work::wait on an empty Work");
   std::unique_lock<std::mutex> lock(state_->mutex);
   auto done = [&] { return state_->done; };
-  if (timeout == std::chrono::milliseconds::max()) {
+  if (timeout >= std::chrono::hours(24 * 365)) {  // "forever": now + timeout would overflow
     state_->cv.wait(lock, done);
   } else if (!state_->cv.wait_for(lock, timeout, done)) {
     fail(ErrorCode::Timeout, "Work::wait: the operation did not finish within ", timeout.count(), " ms");

@@ -35,7 +35,8 @@ typedef enum { tiercc_sum = 0, tiercc_prod, tiercc_min, tiercc_max, tiercc_avg }
 tiercc_result_t tiercc_comm_init_from_env(tiercc_comm_t* comm);
 /** Joins explicitly: store address "host:port", number of ranks, this rank. */
 tiercc_result_t tiercc_comm_init_rank(tiercc_comm_t* comm, const char* store_addr, int nranks, int rank);
-/** Frees the communicator (after its operations finish). NULL is accepted. */
+/** Destroys the communicator (after its operations finish); the handle must not be used again
+ *  (a later call on it is reported as "destroyed": a few bytes are kept for that). NULL is accepted. */
 tiercc_result_t tiercc_comm_destroy(tiercc_comm_t comm);
 /** Fails pending and future operations with tiercc_aborted; destroy it afterwards. */
 tiercc_result_t tiercc_comm_abort(tiercc_comm_t comm);

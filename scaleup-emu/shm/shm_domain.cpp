@@ -27,12 +27,23 @@ constexpr auto kWaitSlice = std::chrono::milliseconds(50);
 
 bool processGone(int pid) {
   if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
-  // A zombie still answers kill(); its state in /proc tells.
+  // A zombie still answers kill(); its state in /proc tells. The state follows the command
+  // name's closing parenthesis (the name itself may contain spaces).
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string token;
-  for (int i = 0; i < 3 && stat >> token; ++i) {
-  }
-  return token == "Z" || token == "X";
+  std::string line;
+  std::getline(stat, line);
+  std::size_t close = line.rfind(')');
+  if (close == std::string::npos || close + 2 >= line.size()) return false;
+  char state = line[close + 2];
+  return state == 'Z' || state == 'X';
+}
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
 }
 }  // namespace
 
@@ -88,15 +99,14 @@ void ShmDomain::signal(int flag, std::uint32_t value) {
   if (f.waiters.load(std::memory_order_seq_cst) != 0) futex::wakeAll(&f.value);
 }
 
-void ShmDomain::checkPeerAlive(int peer, const std::string& what) {
+std::string ShmDomain::peerFailure(int peer) {
   Header* h = header(peer);
   if (h->failed.load(std::memory_order_acquire))
-    fail(ErrorCode::PeerFailure, what, ": ", config_.peerNames[peer], " failed: ",
-         std::string(h->reason, strnlen(h->reason, sizeof(h->reason))));
+    return concat(config_.peerNames[peer], " failed: ", std::string(h->reason, strnlen(h->reason, sizeof(h->reason))));
   int pid = h->pid.load();
   if (pid != getpid() && processGone(pid))
-    fail(ErrorCode::PeerFailure, what, ": ", config_.peerNames[peer], " (pid ", pid,
-         ") died while this rank waited for it on the scale-up tier (shm)");
+    return concat(config_.peerNames[peer], " (pid ", pid, ") died while this rank waited for it on the scale-up tier (shm)");
+  return {};
 }
 
 void ShmDomain::waitUntil(int peer, int flag, std::uint32_t value, Deadline deadline, const std::string& what) {
@@ -108,7 +118,7 @@ void ShmDomain::waitUntil(int peer, int flag, std::uint32_t value, Deadline dead
   while (Clock::now() < spinUntil) {
     for (int i = 0; i < 32; ++i) {
       if (reached(f.value.load(std::memory_order_acquire))) return;
-      __builtin_ia32_pause();
+      cpuRelax();
     }
   }
   const auto yieldUntil = start + kYieldTime;
@@ -120,7 +130,11 @@ void ShmDomain::waitUntil(int peer, int flag, std::uint32_t value, Deadline dead
     std::uint32_t seen = f.value.load(std::memory_order_acquire);
     if (reached(seen)) return;
     if (aborted_.load()) fail(ErrorCode::Aborted, what, ": communicator aborted");
-    checkPeerAlive(peer, what);
+    // A peer may raise the flag and then exit: only a peer gone before reaching it failed us.
+    if (std::string why = peerFailure(peer); !why.empty()) {
+      if (reached(f.value.load(std::memory_order_acquire))) return;
+      fail(ErrorCode::PeerFailure, what, ": ", why);
+    }
     if (deadline.expired())
       fail(ErrorCode::Timeout, what, ": timed out waiting for ", config_.peerNames[peer],
            " on the scale-up tier (shm flag ", flag, " to reach ", value, ", it is at ", seen, ")");

@@ -45,7 +45,8 @@ class ShmDomain final : public Domain {
 
  private:
   Header* header(int peer);
-  void checkPeerAlive(int peer, const std::string& what);
+  /// Why the peer failed (poisoned itself, or its process is gone), or empty if it did not.
+  std::string peerFailure(int peer);
 
   ShmDomainConfig config_;
   std::vector<ShmSegment> segments_;  // index = local rank

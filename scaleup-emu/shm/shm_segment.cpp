@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <utility>
@@ -50,6 +51,14 @@ ShmSegment ShmSegment::create(const std::string& name, std::size_t bytes) {
 ShmSegment ShmSegment::open(const std::string& name, std::size_t bytes) {
   int fd = shm_open(name.c_str(), O_RDWR, 0600);
   if (fd < 0) failErrno("shm_open(" + name + ")");
+  // A peer with another TIERCC_SHM_CHUNK made a smaller segment: touching past its end would
+  // raise SIGBUS, so say what differs instead.
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || static_cast<std::size_t>(st.st_size) < bytes) {
+    ::close(fd);
+    fail(ErrorCode::InvalidArgument, "shared-memory segment ", name, " has ", st.st_size, " bytes, this rank expects ",
+         bytes, ": is TIERCC_SHM_CHUNK the same on every rank?");
+  }
   ShmSegment s;
   s.name_ = name;
   s.size_ = bytes;

@@ -67,7 +67,7 @@ static bool readSome(Connection& c, void* dst, std::size_t len, std::size_t& don
   }
   if (got < 0 && (errno == EAGAIN || errno == EINTR)) return false;
   c.poison(ErrorCode::PeerFailure,
-           concat(c.name, " closed its scale-out connection (tcp",
+           concat(c.name, " closed its scale-out connection: it failed or aborted (tcp",
                   got < 0 ? std::string(": ") + std::strerror(errno) : std::string(), ")"));
   return false;
 }

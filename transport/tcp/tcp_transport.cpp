@@ -126,7 +126,9 @@ TcpTransport::TcpTransport(Store& store, const TransportSetup& setup) {
   if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) fail(ErrorCode::SystemError, "scale-out listener on ", address, ": ", ec.message());
   auto local = acceptor.local_endpoint();
-  store.setString("net/" + std::to_string(setup.rank), local.address().to_string() + ":" + std::to_string(local.port()));
+  std::string host = local.address().to_string();
+  if (local.address().is_v6()) host = "[" + host + "]";
+  store.setString("net/" + std::to_string(setup.rank), host + ":" + std::to_string(local.port()));
   connectAll(acceptor, store, setup);
   TIERCC_LOG(Info, Net) << "tcp transport connected to " << conns_.size() << " peer(s)";
 }
