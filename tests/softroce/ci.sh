@@ -30,6 +30,9 @@ checks=(
 ibverbs_checks=(
   "allreduce-ibverbs-2x2=TIERCC_TRANSPORT=ibverbs expect-rdma-traffic.sh $demo_2x2"
 )
+# perftest's ib_write_bw and tiercc-transport-bench (ibverbs iwrite) at 64 KiB..1 MiB side by side,
+# with the ratio (about 40 s). The speeds are printed, never judged: it fails only on errors.
+vs_perftest="transport-vs-perftest=expect-rdma-traffic.sh sh $bin/tiercc-transport-vs-perftest.sh"
 # GoogleTest binaries of the ibverbs backend, "NAME BINARY FILTER": each runs (with the filter) if
 # it is built and the filter selects tests in it.
 ibverbs_gtests=(
@@ -74,9 +77,14 @@ if ibverbs_backend_built; then
     fi
   done
   checks+=("${ibverbs_checks[@]}")
+  if [[ -x $bin/tiercc-transport-bench && -f $bin/tiercc-transport-vs-perftest.sh ]]; then
+    checks+=("$vs_perftest")
+  else
+    skip "tiercc-transport-bench is not built" "${vs_perftest%%=*}"
+  fi
 else
   skip "ibverbs backend not built yet (tiercc-info lists no ibverbs transport)" \
-    "${ibverbs_gtests[@]%% *}" "${ibverbs_checks[@]%%=*}"
+    "${ibverbs_gtests[@]%% *}" "${ibverbs_checks[@]%%=*}" "${vs_perftest%%=*}"
 fi
 
 "$here/build-image.sh" || die "cannot build the VM image (see above)"
