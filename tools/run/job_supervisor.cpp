@@ -42,8 +42,14 @@ void JobSupervisor::launch(const std::string& storeAddress) {
         domains += concat(" (the last has ", last, ")");
       }
     }
+    std::string network;
+    if (options_.netnsPrefix) {
+      network += concat("; network namespaces ", *options_.netnsPrefix, "0..", *options_.netnsPrefix,
+                        domainCount(options_) - 1);
+    }
+    if (options_.railSubnet) network += concat("; rail addresses ", *options_.railSubnet, ".<local rank>.<domain+1>");
     say(concat("starting ", plural(options_.worldSize, "rank"), " in ", domains, "; store at ", storeAddress,
-               options_.transport ? "; transport " + *options_.transport : ""));
+               options_.transport ? "; transport " + *options_.transport : "", network));
   }
   ranks_.reserve(static_cast<std::size_t>(options_.worldSize));
   for (int rank = 0; rank < options_.worldSize; ++rank) {
@@ -54,6 +60,7 @@ void JobSupervisor::launch(const std::string& storeAddress) {
     spawn.environment = rankEnvironment(options_, storeAddress, rank);
     spawn.captureOutput = options_.prefixOutput;
     spawn.childSignalMask = &signals_.originalMask();
+    if (options_.netnsPrefix) spawn.netnsPath = "/run/netns/" + netnsOf(options_, rank);
     try {
       ranks_.push_back(spawnRank(spawn));
     } catch (const Error& e) {

@@ -2,8 +2,11 @@
 // Options stop at the first non-option word (or "--"), so the program keeps its own flags.
 #include "tools/run/options.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "core/errors.hpp"
@@ -35,6 +38,43 @@ double parsePositiveSeconds(const std::string& option, const std::string& text) 
   return value;
 }
 
+// A namespace name becomes a path under /run/netns: keep it to a plain file name.
+std::string parseNetnsPrefix(const std::string& text) {
+  bool plain = !text.empty() && text.size() <= 200 && text != "." && text != "..";
+  for (char c : text) {
+    plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.');
+  }
+  if (!plain) {
+    fail(ErrorCode::InvalidArgument, "--netns-prefix needs a namespace name prefix of letters, digits, '-', '_'",
+         " or '.', got '", text, "'");
+  }
+  return text;
+}
+
+// "A.B" with A and B in 0..255: the first two octets of every rail address.
+std::string parseRailSubnet(const std::string& text) {
+  unsigned a = 256, b = 256;
+  char tail = '\0';
+  bool digitsOnly = text.find_first_not_of("0123456789.") == std::string::npos;
+  if (!digitsOnly || std::sscanf(text.c_str(), "%3u.%3u%c", &a, &b, &tail) != 2 || a > 255 || b > 255) {
+    fail(ErrorCode::InvalidArgument, "--rail-subnet needs two octets like 198.18, got '", text, "'");
+  }
+  return std::to_string(a) + "." + std::to_string(b);
+}
+
+// Rail addresses put the local rank in the third octet and domain+1 in the fourth (1..254).
+void checkRailAddressesFit(const RunOptions& options) {
+  int ranksPerDomain = options.domainSize ? std::min(*options.domainSize, options.worldSize) : options.worldSize;
+  if (ranksPerDomain > 256) {
+    fail(ErrorCode::InvalidArgument, "--rail-subnet gives local ranks 0..255 only, the job has ", ranksPerDomain,
+         " ranks per domain");
+  }
+  if (domainCount(options) > 254) {
+    fail(ErrorCode::InvalidArgument, "--rail-subnet gives domains 0..253 only, the job has ",
+         domainCount(options), " domains");
+  }
+}
+
 // Splits "--name=value" into name and value; other words come back unchanged with no value.
 void splitInlineValue(const std::string& word, std::string& name, std::optional<std::string>& value) {
   auto eq = word.find('=');
@@ -55,6 +95,7 @@ void splitInlineValue(const std::string& word, std::string& name, std::optional<
 RunOptions parseRunOptions(const std::vector<std::string>& args) {
   RunOptions options;
   bool sawWorldSize = false;
+  bool sawStoreBind = false;
   std::size_t i = 0;
   while (i < args.size()) {
     const std::string& word = args[i];
@@ -92,6 +133,11 @@ RunOptions parseRunOptions(const std::vector<std::string>& args) {
     } else if (name == "--store-bind") {
       options.storeBind = takeValue();
       if (options.storeBind.empty()) fail(ErrorCode::InvalidArgument, "--store-bind needs an address");
+      sawStoreBind = true;
+    } else if (name == "--netns-prefix") {
+      options.netnsPrefix = parseNetnsPrefix(takeValue());
+    } else if (name == "--rail-subnet") {
+      options.railSubnet = parseRailSubnet(takeValue());
     } else if (name == "--no-prefix") {
       noValue();
       options.prefixOutput = false;
@@ -109,23 +155,46 @@ RunOptions parseRunOptions(const std::vector<std::string>& args) {
   options.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
   if (!sawWorldSize) fail(ErrorCode::InvalidArgument, "missing -n N (the number of ranks)");
   if (options.command.empty()) fail(ErrorCode::InvalidArgument, "missing the program to run");
+  // Ranks in other namespaces cannot reach the launcher's loopback.
+  if (options.netnsPrefix && !sawStoreBind) options.storeBind = kNetnsStoreBind;
+  if (options.railSubnet) checkRailAddressesFit(options);
   return options;
 }
 
 std::string usageText() {
   return "usage: tiercc-run -n N [--domain-size K] [--transport tcp|ucx|ibverbs] [--timeout SEC]\n"
-         "                  [--store-bind ADDR] [--no-prefix] [-v|--verbose] [--] prog args...\n"
+         "                  [--store-bind ADDR] [--netns-prefix P] [--rail-subnet A.B]\n"
+         "                  [--no-prefix] [-v|--verbose] [--] prog args...\n"
          "  -n N               start N ranks on this machine\n"
          "  --domain-size K    group ranks into scale-up domains of K (the last may be smaller)\n"
          "  --transport T      scale-out transport the ranks use (sets TIERCC_TRANSPORT)\n"
          "  --timeout SEC      stop the job and exit 124 when it runs longer than SEC seconds\n"
-         "  --store-bind ADDR  address the bootstrap store listens on (default 127.0.0.1)\n"
+         "  --store-bind ADDR  address the bootstrap store listens on (default 127.0.0.1,\n"
+         "                     198.19.0.1 with --netns-prefix)\n"
+         "  --netns-prefix P   run the ranks of domain d in network namespace P<d> (/run/netns/P<d>)\n"
+         "                     and give them TIERCC_DOMAIN_ID=d; see bench/two-tier-net.sh\n"
+         "  --rail-subnet A.B  give each rank TIERCC_SOCKET_IFADDR=A.B.<local rank>.<domain+1>,\n"
+         "                     its rail's address in bench/two-tier-net.sh's plan (A.B = 198.18)\n"
          "  --no-prefix        pass rank output through without \"[r<rank>.d<domain>] \" prefixes\n"
          "  -v, --verbose      describe the job before starting it\n";
 }
 
 int domainOf(const RunOptions& options, int rank) {
   return options.domainSize ? rank / *options.domainSize : 0;
+}
+
+int localRankOf(const RunOptions& options, int rank) {
+  return options.domainSize ? rank % *options.domainSize : rank;
+}
+
+std::string netnsOf(const RunOptions& options, int rank) {
+  if (!options.netnsPrefix) return {};
+  return *options.netnsPrefix + std::to_string(domainOf(options, rank));
+}
+
+std::string railAddressOf(const RunOptions& options, int rank) {
+  if (!options.railSubnet) return {};
+  return concat(*options.railSubnet, ".", localRankOf(options, rank), ".", domainOf(options, rank) + 1);
 }
 
 int domainCount(const RunOptions& options) {

@@ -27,6 +27,9 @@ std::vector<std::string> rankEnvironment(const RunOptions& options, const std::s
   };
   if (options.domainSize) ours.emplace_back("TIERCC_DOMAIN_SIZE", std::to_string(*options.domainSize));
   if (options.transport) ours.emplace_back("TIERCC_TRANSPORT", *options.transport);
+  // Namespaces share /dev/shm and the hostname, so host identity cannot tell their domains apart.
+  if (options.netnsPrefix) ours.emplace_back("TIERCC_DOMAIN_ID", std::to_string(domainOf(options, rank)));
+  if (options.railSubnet) ours.emplace_back("TIERCC_SOCKET_IFADDR", railAddressOf(options, rank));
 
   std::vector<std::string> env;
   for (char** entry = environ; *entry != nullptr; ++entry) {

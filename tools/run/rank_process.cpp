@@ -4,6 +4,7 @@
 #include "tools/run/rank_process.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -28,12 +29,15 @@ void appendRaw(char* buf, std::size_t& len, std::size_t cap, const char* text) {
   while (*text != '\0' && len + 1 < cap) buf[len++] = *text++;
 }
 
-[[noreturn]] void execFailed(const char* program, int err) {
+// Writes "tiercc-run: <what> '<name>': <reason>" to stderr and exits 127; safe after fork.
+[[noreturn]] void childFailed(const char* what, const char* name, int err) {
   char buf[512];
   std::size_t len = 0;
   const char* reason = strerrordesc_np(err);
-  appendRaw(buf, len, sizeof buf, "tiercc-run: cannot run '");
-  appendRaw(buf, len, sizeof buf, program);
+  appendRaw(buf, len, sizeof buf, "tiercc-run: ");
+  appendRaw(buf, len, sizeof buf, what);
+  appendRaw(buf, len, sizeof buf, " '");
+  appendRaw(buf, len, sizeof buf, name);
   appendRaw(buf, len, sizeof buf, "': ");
   appendRaw(buf, len, sizeof buf, reason != nullptr ? reason : "unknown error");
   buf[len++] = '\n';
@@ -42,14 +46,18 @@ void appendRaw(char* buf, std::size_t& len, std::size_t cap, const char* text) {
   ::_exit(127);
 }
 
-[[noreturn]] void runChild(const RankSpawn& spawn, int stdoutWrite, int stderrWrite, char* const* argv,
-                           char* const* envp) {
+[[noreturn]] void runChild(const RankSpawn& spawn, int stdoutWrite, int stderrWrite, int netnsFd,
+                           char* const* argv, char* const* envp) {
   ::setpgid(0, 0);
   // Ranks never read the terminal: in their own process groups they would be stopped by SIGTTIN.
   int devNull = ::open("/dev/null", O_RDONLY);
   if (devNull >= 0) ::dup2(devNull, STDIN_FILENO);
   if (stdoutWrite >= 0) ::dup2(stdoutWrite, STDOUT_FILENO);
   if (stderrWrite >= 0) ::dup2(stderrWrite, STDERR_FILENO);
+  // Before close_range, which closes netnsFd; after the dup2s, so a failure reaches the rank's stderr.
+  if (netnsFd >= 0 && ::setns(netnsFd, CLONE_NEWNET) != 0) {
+    childFailed("cannot enter network namespace", spawn.netnsPath.c_str(), errno);
+  }
   // The store server's sockets and other ranks' pipes must not outlive the launcher in a rank.
   ::syscall(SYS_close_range, 3U, ~0U, 0U);
   struct sigaction dfl {};
@@ -57,7 +65,7 @@ void appendRaw(char* buf, std::size_t& len, std::size_t cap, const char* text) {
   ::sigaction(SIGPIPE, &dfl, nullptr);  // the launcher ignores it; programs expect the default
   if (spawn.childSignalMask != nullptr) ::sigprocmask(SIG_SETMASK, spawn.childSignalMask, nullptr);
   ::execvpe(argv[0], argv, envp);
-  execFailed(argv[0], errno);
+  childFailed("cannot run", argv[0], errno);
 }
 
 void makePipe(UniqueFd& readEnd, UniqueFd& writeEnd) {
@@ -80,12 +88,17 @@ RankProcess spawnRank(const RankSpawn& spawn) {
     makePipe(process.stdoutPipe, stdoutWrite);
     makePipe(process.stderrPipe, stderrWrite);
   }
+  UniqueFd netns;
+  if (!spawn.netnsPath.empty()) {
+    netns.reset(::open(spawn.netnsPath.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!netns.valid()) failErrno(concat("cannot open network namespace ", spawn.netnsPath));
+  }
   std::vector<char*> argv = pointersTo(spawn.command);
   std::vector<char*> envp = pointersTo(spawn.environment);
 
   pid_t pid = ::fork();
   if (pid < 0) failErrno("fork");
-  if (pid == 0) runChild(spawn, stdoutWrite.get(), stderrWrite.get(), argv.data(), envp.data());
+  if (pid == 0) runChild(spawn, stdoutWrite.get(), stderrWrite.get(), netns.get(), argv.data(), envp.data());
   // Also set the group here: signals sent before the child runs setpgid must still reach it.
   // EACCES (the child already exec'd, having set it itself) is harmless.
   ::setpgid(pid, pid);

@@ -29,11 +29,13 @@ struct RankSpawn {
   std::vector<std::string> environment;  ///< "NAME=value" entries
   bool captureOutput = true;
   const sigset_t* childSignalMask = nullptr;  ///< restored in the child before exec
+  std::string netnsPath;  ///< "/run/netns/<name>": the child enters this network namespace; empty: stays
 };
 
 /// Starts the rank. A program that cannot be executed makes the rank print
-/// "tiercc-run: cannot run 'prog': <reason>" on its stderr and exit 127.
-/// Error{SystemError} when the launcher itself cannot create pipes or fork.
+/// "tiercc-run: cannot run 'prog': <reason>" on its stderr and exit 127 (likewise
+/// "cannot enter network namespace" when setns fails).
+/// Error{SystemError} when the launcher itself cannot create pipes, open netnsPath or fork.
 RankProcess spawnRank(const RankSpawn& spawn);
 
 /// Sends sig to the rank's whole process group, so helpers a rank forked (e.g. a shell's
