@@ -1,9 +1,9 @@
 /* mpi_coll_bench: the peer side of bench/compare. Times one MPI collective over a size sweep
  * and prints nccl-tests columns (out-of-place only), so that Open MPI and MPICH can be put
  * next to tiercc-perf. Built once per MPI by run.sh; plain C99 + MPI, nothing else. */
-#include <mpi.h>
-
 #include <errno.h>
+#include <limits.h>
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,12 +27,11 @@ static size_t parse_size(const char* text) {
   errno = 0;
   unsigned long long value = strtoull(text, &end, 10);
   if (errno != 0 || end == text) return 0;
-  switch (*end) {
-    case '\0': break;
-    case 'k': case 'K': value <<= 10; end++; break;
-    case 'm': case 'M': value <<= 20; end++; break;
-    case 'g': case 'G': value <<= 30; end++; break;
-    default: return 0;
+  const char* units = "KMG";
+  const char* unit = *end != '\0' ? strchr(units, *end & ~0x20) : NULL; /* upper case */
+  if (unit != NULL) {
+    value <<= 10 * (unit - units + 1);
+    end++;
   }
   if (*end == 'B' || *end == 'b') end++;
   return *end == '\0' ? (size_t)value : 0;
@@ -43,7 +42,8 @@ static void usage(const char* argv0) {
           "usage: %s -c allreduce|allgather|alltoall [-b MIN] [-e MAX] [-f FACTOR]\n"
           "          [-n ITERS] [-w WARMUP] [--json FILE]\n"
           "  sizes follow nccl-tests: allreduce = buffer per rank, allgather = total\n"
-          "  received per rank, alltoall = total sent per rank; type is always f32\n",
+          "  received per rank, alltoall = total sent per rank; the count column is the\n"
+          "  count passed to the call (per rank, per peer for alltoall); type is f32\n",
           argv0);
 }
 
@@ -55,10 +55,14 @@ static int parse_options(int argc, char** argv, struct Options* opt) {
     if (val == NULL) return -1;
     if (!strcmp(arg, "-c")) {
       opt->coll_name = val;
-      if (!strcmp(val, "allreduce")) opt->coll = kAllreduce;
-      else if (!strcmp(val, "allgather")) opt->coll = kAllgather;
-      else if (!strcmp(val, "alltoall")) opt->coll = kAlltoall;
-      else return -1;
+      if (!strcmp(val, "allreduce"))
+        opt->coll = kAllreduce;
+      else if (!strcmp(val, "allgather"))
+        opt->coll = kAllgather;
+      else if (!strcmp(val, "alltoall"))
+        opt->coll = kAlltoall;
+      else
+        return -1;
     } else if (!strcmp(arg, "-b")) {
       opt->min_bytes = parse_size(val);
     } else if (!strcmp(arg, "-e")) {
@@ -77,12 +81,14 @@ static int parse_options(int argc, char** argv, struct Options* opt) {
     i++;
   }
   if (opt->coll_name == NULL || opt->min_bytes == 0 || opt->max_bytes < opt->min_bytes ||
-      opt->factor <= 1.0 || opt->iters < 1 || opt->warmup < 0)
+      opt->max_bytes / sizeof(float) > INT_MAX || opt->factor <= 1.0 || opt->iters < 1 ||
+      opt->warmup < 0)
     return -1;
   return 0;
 }
 
-/* Elements per rank block: nccl-tests rounds the count down to a multiple of nranks. */
+/* Elements per rank block, which is also nccl-tests' count column (the count passed to the call):
+ * for allgather and alltoall the size is divided by nranks and rounded down. */
 static size_t block_count(const struct Options* opt, size_t bytes, int nranks) {
   size_t count = bytes / sizeof(float);
   return opt->coll == kAllreduce ? count : count / (size_t)nranks;
@@ -105,7 +111,8 @@ static void fill_inputs(const struct Options* opt, float* send, size_t block, in
       break;
     case kAlltoall:
       for (int to = 0; to < n; to++)
-        for (size_t i = 0; i < block; i++) send[(size_t)to * block + i] = alltoall_input(rank, to, i);
+        for (size_t i = 0; i < block; i++)
+          send[(size_t)to * block + i] = alltoall_input(rank, to, i);
       break;
   }
 }
@@ -135,7 +142,7 @@ static long long count_wrong(const struct Options* opt, const float* recv, size_
 }
 
 static void run_once(const struct Options* opt, const float* send, float* recv, size_t block) {
-  int count = (int)block; /* max 64 MiB / 4 fits an int comfortably */
+  int count = (int)block; /* parse_options keeps max_bytes / 4 within an int */
   switch (opt->coll) {
     case kAllreduce:
       MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
@@ -203,6 +210,17 @@ int main(int argc, char** argv) {
     }
   }
 
+  /* Start-up warmup, as nccl-tests does, at the largest and the smallest size; at least 32 calls
+   * at the smallest, so that lazily set-up paths (Open MPI's vader switches to its fast boxes
+   * after 16 messages to a peer) are in place before the first timed size. */
+  {
+    size_t largest = block_count(&opt, opt.max_bytes, n);
+    size_t smallest = block_count(&opt, opt.min_bytes, n);
+    for (int i = 0; i < opt.warmup && largest > 0; i++) run_once(&opt, send, recv, largest);
+    for (int i = 0; i < (opt.warmup > 32 ? opt.warmup : 32) && smallest > 0; i++)
+      run_once(&opt, send, recv, smallest);
+  }
+
   long long total_wrong = 0;
   for (double size = (double)opt.min_bytes; size <= (double)opt.max_bytes * 1.0000001;
        size *= opt.factor) {
@@ -233,15 +251,15 @@ int main(int argc, char** argv) {
       double algbw = (double)bytes / slowest / 1e9;
       double busbw = algbw * bus_factor(opt.coll, n);
       const char* redop = opt.coll == kAllreduce ? "sum" : "none";
-      printf("%12zu  %12zu  %8s  %6s  %6d  %10.2f  %7.2f  %7.2f  %6lld\n", bytes, elems, "float",
+      printf("%12zu  %12zu  %8s  %6s  %6d  %10.2f  %7.2f  %7.2f  %6lld\n", bytes, block, "float",
              redop, -1, time_us, algbw, busbw, wrong_all);
       fflush(stdout);
       if (json != NULL)
         fprintf(json,
-                "{\"coll\":\"%s\",\"bytes\":%zu,\"count\":%zu,\"type\":\"f32\",\"nranks\":%d,"
-                "\"iters\":%d,\"oop_time_us\":%.3f,\"oop_algbw\":%.4f,\"oop_busbw\":%.4f,"
+                "{\"coll\":\"%s\",\"bytes\":%zu,\"count\":%zu,\"type\":\"f32\",\"ranks\":%d,"
+                "\"iters\":%d,\"oop_time_us\":%.3f,\"oop_algbw\":%.6g,\"oop_busbw\":%.6g,"
                 "\"ip_time_us\":null,\"ip_algbw\":null,\"ip_busbw\":null,\"wrong\":%lld}\n",
-                opt.coll_name, bytes, elems, n, opt.iters, time_us, algbw, busbw, wrong_all);
+                opt.coll_name, bytes, block, n, opt.iters, time_us, algbw, busbw, wrong_all);
     }
   }
   if (rank == 0) {

@@ -26,11 +26,14 @@ def normalise(record):
     spellings tiercc-perf might end up with (out-of-place preferred, as the MPI side measures)."""
     oop = record.get("oop") if isinstance(record.get("oop"), dict) else {}
     size = first_key(record, "bytes", "size")
-    time_us = first_key(record, "oop_time_us", "time_us", "oop_time") or oop.get("time_us")
-    busbw = first_key(record, "oop_busbw", "busbw") or oop.get("busbw")
+    time_us = first_key(record, "oop_time_us", "time_us", "oop_time")
+    time_us = oop.get("time_us") if time_us is None else time_us
+    busbw = first_key(record, "oop_busbw", "busbw")
+    busbw = oop.get("busbw") if busbw is None else busbw
+    algbw = first_key(record, "oop_algbw", "algbw")
+    algbw = oop.get("algbw") if algbw is None else algbw
     if size is None or time_us is None:
         return None
-    algbw = first_key(record, "oop_algbw", "algbw") or oop.get("algbw")
     return {
         "bytes": int(size),
         "count": first_key(record, "count"),
@@ -39,6 +42,8 @@ def normalise(record):
         "busbw": None if busbw is None else float(busbw),
         "ip_busbw": first_key(record, "ip_busbw"),
         "wrong": int(first_key(record, "wrong", "#wrong", "oop_wrong") or 0),
+        "extra": {k: v for k, v in record.items()
+                  if k.endswith("_bytes") or k in ("algo", "domains")},
     }
 
 
@@ -58,8 +63,15 @@ def load(raw_dir, coll, lib, variant):
                 print(f"report: skipping a line of {path} that is not JSON: {line[:80]}",
                       file=sys.stderr)
                 continue
-            if row is not None:
-                rows[row["bytes"]] = row
+            if row is None or row["bytes"] == 0:  # nccl-tests prints 0 B rows; nothing moved
+                continue
+            # Several launches: keep the fastest, every launch's time, and the worst #wrong.
+            kept = rows.get(row["bytes"])
+            samples = (kept["samples_us"] if kept else []) + [row["time_us"]]
+            wrong = max(row["wrong"], kept["wrong"] if kept else 0)
+            if kept is None or row["time_us"] < kept["time_us"]:
+                kept = row
+            rows[row["bytes"]] = dict(kept, samples_us=samples, wrong=wrong)
     return rows
 
 
@@ -121,7 +133,7 @@ def cell_bw(row, letter=None):
     return f"{text} {letter}" if letter else text
 
 
-def table_lines(coll, rows, markdown):
+def table_lines(rows, markdown):
     head = ["size (B)", "tiercc busbw", "Open MPI busbw", "MPICH busbw", "tiercc / best peer"]
     body = []
     for entry in rows:
@@ -149,7 +161,7 @@ def latency_line(rows):
     for lib, name in PEERS:
         best = entry["peers"][lib]["best"]
         parts.append(f"{name} {best['time_us']:.1f} ({best['variant']})" if best else f"{name} -")
-    return f"latency at {entry['bytes']} B (us): " + " | ".join(parts)
+    return f"time at {human(entry['bytes'])} B (us): " + " | ".join(parts)
 
 
 def wrong_lines(coll, rows):
@@ -170,7 +182,7 @@ def main():
     for name in ("raw", "out", "colls", "command", "versions", "load-before", "load-after",
                  "ompi-single-copy", "bands"):
         parser.add_argument(f"--{name}", required=True)
-    for name in ("ranks", "domain-size", "cores", "seconds"):
+    for name in ("ranks", "domain-size", "cores", "seconds", "idle-before", "others-pct", "repeat"):
         parser.add_argument(f"--{name}", type=int, required=True)
     args = parser.parse_args()
 
@@ -182,37 +194,43 @@ def main():
         "ranks": args.ranks,
         "domain_size": args.domain_size,
         "type": "f32",
-        "peers": args.versions,
+        "versions": args.versions,
         "busbw": "out-of-place, GB/s (1e9 B/s); nccl-tests factors: allreduce 2(n-1)/n, "
                  "allgather and alltoall (n-1)/n",
         "tuned_malloc": "GLIBC_TUNABLES=" + TUNED_MALLOC,
         "openmpi_single_copy": args.ompi_single_copy,
-        "bands": [b.split() for b in args.bands.split(";") if b.strip()],
+        "bands (first last iters warmup)": [b.split() for b in args.bands.split(";") if b.strip()],
+        "launches": f"{args.repeat} per MPI and malloc variant, {2 * args.repeat} for tiercc; "
+                    "the fastest launch per size is shown",
         "load_before": args.load_before,
         "load_after": args.load_after,
+        "cpu_idle_pct_before": args.idle_before,
+        "cpu_pct_taken_by_other_processes": args.others_pct,
         "seconds": args.seconds,
     }
     results = {"meta": meta, "collectives": {}}
     text, markdown, problems = [], [], []
-    legend = ("busbw in GB/s, out-of-place; peers: best of plain (p) and tuned malloc (t) "
-              "per size; ! = wrong results")
+    legend = (f"busbw in GB/s, out-of-place, fastest of {2 * args.repeat} launches per column; "
+              "p/t: the fastest MPI launch ran with plain (p) or tuned (t) malloc; "
+              "! = wrong results")
     for coll in [c for c in args.colls.split(",") if c]:
         rows = build_collective(args.raw, coll)
         results["collectives"][coll] = rows
         title = f"{coll}, {args.ranks} ranks on one host, f32"
-        text += ["", f"== {title} ({legend})"] + table_lines(coll, rows, False)
+        text += ["", f"== {title} ({legend})"] + table_lines(rows, False)
         text.append(latency_line(rows))
-        markdown += ["", f"**{title}**", ""] + table_lines(coll, rows, True)
+        markdown += ["", f"**{title}**", ""] + table_lines(rows, True)
         markdown += ["", latency_line(rows)]
         problems += wrong_lines(coll, rows)
 
-    load_note = (f"load average {meta['load_before']} before, {meta['load_after']} after, "
-                 f"{meta['cores']} cores")
-    text += ["", f"{meta['peers']}; Open MPI single copy: {meta['openmpi_single_copy']}; "
+    load_note = (f"CPUs {args.idle_before}% idle before; other processes took {args.others_pct}% "
+                 f"of the CPU time during the sweep; load average {meta['load_before']} before, "
+                 f"{meta['load_after']} after; {meta['cores']} cores")
+    text += ["", f"{meta['versions']}; Open MPI single copy: {meta['openmpi_single_copy']}; "
              f"{load_note}; {meta['seconds']} s"]
-    if float(meta["load_after"].split()[0]) > meta["cores"] or \
-            float(meta["load_before"].split()[0]) > meta["cores"]:
-        text.append("WARNING: the host was busy (load above the core count); timings are unreliable")
+    if args.idle_before < 90 or args.others_pct > 10:
+        text.append("WARNING: other work was running on this host (under 90% idle before, or "
+                    "over 10% of the CPU time taken by others); these timings are unreliable")
     text += problems
     print("\n".join(text))
 
@@ -222,7 +240,7 @@ def main():
         f.write("\n")
     with open(os.path.join(args.out, "table.md"), "w") as f:
         f.write(f"Command: `{meta['command']}` ({meta['date']}, {meta['host']}, {load_note}; "
-                f"{meta['peers']})\n")
+                f"{meta['versions']})\n")
         f.write(f"\n{legend}.\n")
         f.write("\n".join(markdown) + "\n")
     print(f"\nwritten: {os.path.join(args.out, 'results.json')}, "

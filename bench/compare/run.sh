@@ -3,6 +3,7 @@
 # (tiercc-perf), Open MPI and MPICH (Debian packages) on this one host, printed side by side in
 # busbw. Results: build/compare/{results.json,table.md,logs/}. See docs/performance.md.
 set -euo pipefail
+{ # bash reads all of this before running it, so the script can be edited during a long run
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 here="$root/bench/compare"
@@ -11,8 +12,8 @@ tuned_malloc="glibc.malloc.mmap_threshold=1073741824:glibc.malloc.trim_threshold
 usage() {
   cat <<EOF
 usage: bench/compare/run.sh [-n RANKS] [--domain-size K] [--colls LIST] [--min SIZE] [--max SIZE]
-                            [--iters N] [--iters-large N] [--split SIZE] [--timeout SEC]
-                            [--libs LIST] [--out DIR] [--no-build] [--no-install]
+                            [--iters N] [--iters-large N] [--split SIZE] [--repeat R] [--timeout SEC]
+                            [--libs LIST] [--out DIR] [--wait-idle SEC] [--no-build] [--no-install]
   -n RANKS          ranks on this host (default 2)
   --domain-size K   passed to tiercc-run (default RANKS: one host is one scale-up domain)
   --colls LIST      comma-separated, from allreduce,allgather,alltoall (default all three)
@@ -20,14 +21,19 @@ usage: bench/compare/run.sh [-n RANKS] [--domain-size K] [--colls LIST] [--min S
   --iters N         timed iterations up to --split (default 40; warmup N/8, at least 2)
   --iters-large N   timed iterations above --split (default max(3, N/8); warmup 1)
   --split SIZE      where the large-size iteration count starts (default 1M)
+  --repeat R        launches per MPI and malloc variant (default 2); tiercc gets 2R, as many as
+                    each MPI; every column shows the fastest launch per size
   --timeout SEC     limit for each launch (default 240)
   --libs LIST       comma-separated, from tiercc,openmpi,mpich (default all three)
   --out DIR         where results and logs go (default build/compare)
+  --wait-idle SEC   first wait up to SEC seconds for the CPUs to be >= 90% idle (a shared host
+                    makes every number here meaningless); default 0: start at once
   --no-build        use build/bin/tiercc-perf as it is (default: make its target, a no-op when
                     it is up to date)
   --no-install      do not apt-get install the MPI packages when they are missing
-Each MPI runs twice, plain and with GLIBC_TUNABLES=$tuned_malloc;
-the table shows the better of the two per size and says which (p = plain, t = tuned malloc).
+Each MPI runs plain and with GLIBC_TUNABLES=$tuned_malloc
+(glibc keeps big freed blocks instead of unmapping them); per size the table shows the fastest
+launch and says which kind it was (p = plain, t = tuned malloc).
 EOF
 }
 
@@ -48,7 +54,8 @@ to_bytes() {
 
 command_line="bench/compare/run.sh${*:+ }$*"
 ranks=2 domain_size="" colls=allreduce,allgather,alltoall min=8 max=64M iters=40 iters_large=""
-split=1M limit=240 libs=tiercc,openmpi,mpich out="$root/build/compare" build=1 install=1
+split=1M repeat=2 limit=240 libs=tiercc,openmpi,mpich out="$root/build/compare" build=1 install=1
+wait_idle=0
 while (($#)); do
   case $1 in
     -n) ranks=$2; shift ;;
@@ -59,9 +66,11 @@ while (($#)); do
     --iters) iters=$2; shift ;;
     --iters-large) iters_large=$2; shift ;;
     --split) split=$2; shift ;;
+    --repeat) repeat=$2; shift ;;
     --timeout) limit=$2; shift ;;
     --libs) libs=$2; shift ;;
     --out) out=$2; shift ;;
+    --wait-idle) wait_idle=$2; shift ;;
     --no-build) build=0 ;;
     --no-install) install=0 ;;
     -h | --help) usage; exit 0 ;;
@@ -69,7 +78,13 @@ while (($#)); do
   esac
   shift
 done
-min_b=$(to_bytes "$min") max_b=$(to_bytes "$max") split_b=$(to_bytes "$split")
+min_b=$(to_bytes "$min")
+max_b=$(to_bytes "$max")
+split_b=$(to_bytes "$split")
+for number in "$ranks" "$domain_size" "$iters" "$iters_large" "$repeat" "$limit" "$wait_idle"; do
+  [[ $number =~ ^[0-9]*$ ]] || { echo "not a number: $number" >&2; exit 2; }
+done
+((ranks >= 1 && iters >= 1 && repeat >= 1 && min_b >= 1 && min_b <= max_b)) || { usage >&2; exit 2; }
 domain_size=${domain_size:-$ranks}
 iters_large=${iters_large:-$((iters / 8 > 3 ? iters / 8 : 3))}
 warmup=$((iters / 8 > 2 ? iters / 8 : 2))
@@ -92,7 +107,7 @@ else
 fi
 
 mkdir -p "$out/logs" "$out/raw" "$out/bin"
-rm -f "$out"/raw/*.jsonl
+rm -f "$out"/raw/*.json "$out"/raw/*.jsonl "$out"/logs/*.log
 
 # --- MPI packages and the MPI benchmark, built once per MPI -------------------------------------
 mpi_packages=(openmpi-bin libopenmpi-dev mpich libmpich-dev)
@@ -119,7 +134,8 @@ fi
 tiercc_perf="$root/build/bin/tiercc-perf"
 tiercc_run="$root/build/bin/tiercc-run"
 if want tiercc && ((build)) && [[ -f $root/build/CMakeCache.txt ]]; then
-  if timeout 60 cmake --build "$root/build" --target help 2>/dev/null | grep -q 'tiercc-perf'; then
+  targets=$(timeout 60 cmake --build "$root/build" --target help 2>/dev/null || true)
+  if [[ $targets == *tiercc-perf* ]]; then
     echo "making tiercc-perf and tiercc-run (no-op when up to date)"
     timeout 1800 cmake --build "$root/build" --target tiercc-perf tiercc-run -j 2 >"$out/logs/build.log" 2>&1 ||
       { echo "building tiercc-perf failed; see $out/logs/build.log" >&2; exit 1; }
@@ -148,22 +164,23 @@ run_bounded() { # log cmd...: run under timeout, output to the log; returns the 
 }
 
 failures=()
-# Runs one library variant over all bands of one collective; appends JSON lines to raw/.
-run_lib() { # coll lib variant
-  local coll=$1 lib=$2 variant=$3 band first last n warm i=0 rc json log
+# Runs one library variant over all bands of one collective once; appends JSON lines to raw/.
+run_lib() { # coll lib variant launch
+  local coll=$1 lib=$2 variant=$3 launch=$4 band first last n warm i=0 rc json log
   local jsonl="$out/raw/$coll.$lib.$variant.jsonl"
   local malloc_env=""
   if [[ $variant == tuned ]]; then malloc_env=$tuned_malloc; fi
   for band in "${bands[@]}"; do
     read -r first last n warm <<<"$band"
     i=$((i + 1))
-    json="$out/raw/$coll.$lib.$variant.band$i.json"
-    log="$out/logs/$coll.$lib.$variant.band$i.log"
+    json="$out/raw/$coll.$lib.$variant.$launch.band$i.json"
+    log="$out/logs/$coll.$lib.$variant.$launch.band$i.log"
     rm -f "$json"
     rc=0
     case $lib in
       tiercc)
-        run_bounded "$log" "$tiercc_run" -n "$ranks" --domain-size "$domain_size" --timeout "$limit" \
+        GLIBC_TUNABLES="" run_bounded "$log" "$tiercc_run" -n "$ranks" --domain-size "$domain_size" \
+          --timeout "$limit" \
           --no-prefix "$tiercc_perf" --coll "$coll" -b "$first" -e "$last" -f 2 -n "$n" -w "$warm" \
           -d f32 --json "$json" || rc=$?
         ;;
@@ -181,7 +198,7 @@ run_lib() { # coll lib variant
         ;;
     esac
     if ((rc != 0)) || [[ ! -s $json ]]; then
-      failures+=("$coll $lib $variant band $first-$last: exit $rc, see $log")
+      failures+=("$coll $lib $variant launch $launch, $first..$last B: exit $rc, see $log")
       echo "  FAILED: $coll $lib ($variant) $first..$last B, exit $rc; see $log" >&2
     fi
     if [[ -f $json ]]; then cat "$json" >>"$jsonl"; fi
@@ -190,8 +207,9 @@ run_lib() { # coll lib variant
 
 # Open MPI's shared memory copies large messages with CMA (process_vm_readv), which containers
 # often forbid; probe once and fall back to copy-in/copy-out if it fails.
-ompi_single_copy=cma
+ompi_single_copy=n/a
 if want openmpi; then
+  ompi_single_copy=cma
   if ! GLIBC_TUNABLES="" OMPI_MCA_btl_vader_single_copy_mechanism=cma \
     timeout 60 mpirun.openmpi "${ompi_flags[@]}" -np 2 "$out/bin/mpi_coll_bench.openmpi" \
     -c alltoall -b 1M -e 1M -n 1 -w 0 >"$out/logs/openmpi-probe.log" 2>&1; then
@@ -200,38 +218,97 @@ if want openmpi; then
   fi
 fi
 
+# "busy idle" CPU time of all cores so far, in clock ticks, from /proc/stat.
+cpu_ticks() {
+  local _cpu user nice sys idle iowait irq softirq steal _rest
+  read -r _cpu user nice sys idle iowait irq softirq steal _rest </proc/stat
+  echo "$((user + nice + sys + irq + softirq + steal)) $((idle + iowait))"
+}
+# Percent of CPU time idle over the next two seconds.
+cpu_idle_pct() {
+  local busy0 idle0 busy1 idle1
+  read -r busy0 idle0 <<<"$(cpu_ticks)"
+  sleep 2
+  read -r busy1 idle1 <<<"$(cpu_ticks)"
+  echo $((100 * (idle1 - idle0) / (busy1 - busy0 + idle1 - idle0 > 0 ? busy1 - busy0 + idle1 - idle0 : 1)))
+}
+# CPU time (1/100 s) used by this script's finished children, MPI ranks included, from the
+# output of `times`, which has to run in this shell (a subshell starts from zero).
+children_cpu_centis() { # file written by `times`
+  tail -n1 "$1" | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += a[1] * 60 + a[2] }
+                         printf "%d\n", s * 100 }'
+}
+idle_before=$(cpu_idle_pct)
+deadline=$((SECONDS + wait_idle))
+while ((idle_before < 90 && SECONDS < deadline)); do
+  echo "waiting for an idle host: CPUs ${idle_before}% idle"
+  sleep 4
+  idle_before=$(cpu_idle_pct)
+done
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$(date +%s)
+read -r busy_start idle_start <<<"$(cpu_ticks)"
+times >"$out/logs/times.log"
+ours_start=$(children_cpu_centis "$out/logs/times.log")
 echo "sweep ${min_b}..${max_b} B x2, $ranks ranks (tiercc domain size $domain_size) on $(hostname)," \
-  "$(nproc) cores, load $load_before"
+  "$(nproc) cores, CPUs ${idle_before}% idle, load $load_before"
 for band in "${bands[@]}"; do
   read -r first last n warm <<<"$band"
   echo "  band $first..$last B: $n iterations, $warm warmup"
 done
+# Libraries take turns, so that a burst of load elsewhere hits them alike.
 for coll in "${coll_list[@]}"; do
   echo "== $coll"
-  if want tiercc && [[ -x $tiercc_perf ]]; then echo "  tiercc"; run_lib "$coll" tiercc plain; fi
-  for lib in openmpi mpich; do
-    want "$lib" || continue
+  for ((r = 1; r <= repeat; r++)); do
     for variant in plain tuned; do
-      echo "  $lib ($variant)"
-      run_lib "$coll" "$lib" "$variant"
+      if want tiercc && [[ -x $tiercc_perf ]]; then
+        launch=$((2 * r - 1))
+        if [[ $variant == tuned ]]; then launch=$((2 * r)); fi
+        echo "  tiercc, launch $launch"
+        run_lib "$coll" tiercc plain "$launch"
+      fi
+      for lib in openmpi mpich; do
+        want "$lib" || continue
+        echo "  $lib ($variant), launch $r"
+        run_lib "$coll" "$lib" "$variant" "$r"
+      done
     done
   done
 done
+# How much of the machine other processes took while the sweep ran: all busy time minus ours.
+read -r busy_end idle_end <<<"$(cpu_ticks)"
+times >"$out/logs/times.log"
+ours=$(($(children_cpu_centis "$out/logs/times.log") - ours_start))
+ticks=$(getconf CLK_TCK)
+total=$(((busy_end - busy_start + idle_end - idle_start) * 100 / ticks))
+others=$(((busy_end - busy_start) * 100 / ticks - ours))
+others_pct=$((total > 0 && others > 0 ? 100 * others / total : 0))
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # --- report -----------------------------------------------------------------------------------
-mpi_versions=""
-if want openmpi; then mpi_versions+="Open MPI $(mpirun.openmpi --version 2>/dev/null | head -n1 | awk '{print $NF}')"; fi
-if want mpich; then mpi_versions+="${mpi_versions:+, }MPICH $(mpichversion 2>/dev/null | awk -F'\t' '/Version/{print $2}' | tr -d ' ')"; fi
+versions=()
+if want tiercc; then
+  versions+=("tiercc $(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)")
+fi
+if want openmpi; then
+  versions+=("Open MPI $(mpirun.openmpi --version 2>/dev/null | awk 'NR == 1 {print $NF}')")
+fi
+if want mpich; then
+  versions+=("MPICH $(mpichversion 2>/dev/null | awk -F'\t' '/Version/ {gsub(/ /, "", $2); print $2}')")
+fi
+mpi_versions=$(printf '%s, ' "${versions[@]}")
+mpi_versions=${mpi_versions%, }
+report_rc=0 # non-zero when a result was wrong
 python3 "$here/report.py" --raw "$out/raw" --out "$out" --colls "$colls" --ranks "$ranks" \
   --domain-size "$domain_size" --command "$command_line" --versions "$mpi_versions" \
   --load-before "$load_before" --load-after "$load_after" --cores "$(nproc)" \
-  --seconds "$(($(date +%s) - started))" --ompi-single-copy "$ompi_single_copy" \
-  --bands "$(printf '%s;' "${bands[@]}")"
+  --seconds "$(($(date +%s) - started))" --repeat "$repeat" --ompi-single-copy "$ompi_single_copy" \
+  --idle-before "$idle_before" --others-pct "$others_pct" \
+  --bands "$(printf '%s;' "${bands[@]}")" || report_rc=$?
 if ((${#failures[@]})); then
   printf 'failed launches:\n' >&2
   printf '  %s\n' "${failures[@]}" >&2
-  exit 1
 fi
+((${#failures[@]} == 0 && report_rc == 0))
+exit
+}
