@@ -62,6 +62,30 @@ bool pollOne(int fd, short events, Deadline deadline) {
   return ::poll(&p, 1, std::max(ms, 1)) > 0;
 }
 
+// A blocking connect would wait for the kernel's SYN retries (minutes) on a blackholed
+// address: connect without blocking and wait for the outcome until the setup deadline.
+void connectWithin(tcp::socket& s, const tcp::endpoint& to, Deadline deadline, const std::string& who) {
+  boost::system::error_code ec;
+  s.open(to.protocol(), ec);
+  if (!ec) s.non_blocking(true, ec);
+  if (ec) fail(ErrorCode::SystemError, "scale-out setup: socket for ", who, ": ", ec.message());
+  s.connect(to, ec);
+  if (ec == asio::error::in_progress || ec == asio::error::would_block) {
+    while (!pollOne(s.native_handle(), POLLOUT, deadline))
+      if (deadline.expired())
+        fail(ErrorCode::Timeout, "scale-out setup: timed out connecting to ", who, " at ", to.address().to_string(), ":",
+             to.port());
+    int err = 0;
+    socklen_t len = sizeof(err);
+    getsockopt(s.native_handle(), SOL_SOCKET, SO_ERROR, &err, &len);
+    ec = err ? boost::system::error_code(err, boost::system::system_category()) : boost::system::error_code();
+  }
+  if (ec)
+    fail(ErrorCode::TransportError, "scale-out setup: cannot connect to ", who, " at ", to.address().to_string(), ":",
+         to.port(), ": ", ec.message());
+  s.non_blocking(false, ec);  // the hello below is written with a blocking write
+}
+
 void readExactly(tcp::socket& s, void* buf, std::size_t len, Deadline deadline) {
   std::size_t got = 0;
   while (got < len) {
@@ -147,9 +171,8 @@ void TcpTransport::connectAll(tcp::acceptor& acceptor, Store& store, const Trans
     std::uint16_t port = 0;
     parseHostPort(store.getString("net/" + std::to_string(peer), setup.deadline), host, port);
     c.socket = std::make_unique<tcp::socket>(io_);
+    connectWithin(*c.socket, tcp::endpoint(asio::ip::make_address(host), port), setup.deadline, c.name);
     boost::system::error_code ec;
-    c.socket->connect(tcp::endpoint(asio::ip::make_address(host), port), ec);
-    if (ec) fail(ErrorCode::TransportError, "scale-out setup: cannot connect to ", c.name, " at ", host, ":", port, ": ", ec.message());
     c.socket->set_option(tcp::no_delay(true));
     Hello hello{kHelloMagic, setup.rank};
     asio::write(*c.socket, asio::buffer(&hello, sizeof(hello)), ec);
