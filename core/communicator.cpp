@@ -89,9 +89,18 @@ void Communicator::Impl::initTiers() {
   mine.domainSize = setup_.forcedDomain ? 0 : envInt("TIERCC_DOMAIN_SIZE", 0);
   TIERCC_REQUIRE_ARG(mine.domainSize >= 0, "TIERCC_DOMAIN_SIZE must be positive, got ", mine.domainSize);
   TIERCC_REQUIRE_ARG(mine.domainId >= -1, "TIERCC_DOMAIN_ID must be non-negative, got ", mine.domainId);
+  const std::string transportName = size > 1 ? defaultTransportName() : "none";
+  mine.settings = concat("transport=", transportName, " shm_chunk=", params::getInt("TIERCC_SHM_CHUNK"),
+                         " allreduce_oneshot_bytes=", tuning_.allreduceOneShotBytes);
   store_->setString("rank/" + std::to_string(rank), mine.encode());
   std::vector<RankInfo> all(size);
   for (int r = 0; r < size; ++r) all[r] = RankInfo::decode(store_->getString("rank/" + std::to_string(r), deadline));
+  // Ranks that disagree would desynchronise or time out later: every rank stops here instead,
+  // with the same message.
+  for (int r = 1; r < size; ++r)
+    if (all[r].settings != all[0].settings)
+      fail(ErrorCode::InvalidArgument, "ranks disagree on their settings: rank 0 has '", all[0].settings, "', rank ", r,
+           " has '", all[r].settings, "' (set TIERCC_TRANSPORT, TIERCC_SHM_CHUNK, ... alike on every rank)");
   topo_ = Topology::build(all, rank);
 
   // Tier 0: the domain's ranks must share a host for the shm backend.
@@ -130,7 +139,7 @@ void Communicator::Impl::initTiers() {
       if (r != rank) ts.peers.push_back(r);
     ts.peerName = [this](int r) { return topo_.nameRank(r); };
     ts.deadline = deadline;
-    transport_ = createTransport(defaultTransportName(), *store_, ts);
+    transport_ = createTransport(transportName, *store_, ts);
   }
   scratch_.accumulate.resize(shm.windowBytes);
   scratch_.receive.resize(shm.windowBytes + 8 * static_cast<std::size_t>(topo_.numDomains()));

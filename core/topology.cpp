@@ -14,7 +14,7 @@ namespace tiercc {
 
 std::string RankInfo::encode() const {
   std::ostringstream out;
-  out << hostId << '\n' << pid << '\n' << domainId << '\n' << domainSize << '\n';
+  out << hostId << '\n' << pid << '\n' << domainId << '\n' << domainSize << '\n' << settings << '\n';
   return out.str();
 }
 
@@ -23,6 +23,8 @@ RankInfo RankInfo::decode(const std::string& text) {
   RankInfo r;
   std::getline(in, r.hostId);
   in >> r.pid >> r.domainId >> r.domainSize;
+  in.ignore(1);  // the end of the domainSize line
+  std::getline(in, r.settings);
   if (in.fail()) fail(ErrorCode::Internal, "malformed rank info record '", text, "'");
   return r;
 }

@@ -114,6 +114,26 @@ TEST(Failure, AbortWakesAWaitingRankAndStaysAborted) {
   EXPECT_TRUE(result.ok()) << result.report();
 }
 
+// Ranks with different settings all stop at init with the same clear error, none waits.
+TEST(Failure, RanksThatDisagreeOnSettingsStopAtInit) {
+  JobOptions jo = failureJob(0);
+  jo.rankEnv = [](int r) {
+    return std::vector<std::pair<std::string, std::string>>{{"TIERCC_SHM_CHUNK", r == 1 ? "8192" : "4096"}};
+  };
+  JobResult result = runRanks(2, [](int rank, const std::string& store) {
+    auto start = Clock::now();
+    try {
+      Communicator comm(store, 2, rank);
+      TIERCC_CHECK(false, "ranks with different TIERCC_SHM_CHUNK were accepted");
+    } catch (const Error& e) {
+      TIERCC_CHECK(e.code() == ErrorCode::InvalidArgument, toString(e.code()) << ": " << e.what());
+      TIERCC_CHECK(std::string(e.what()).find("shm_chunk=8192") != std::string::npos, e.what());
+    }
+    TIERCC_CHECK(Clock::now() - start < std::chrono::seconds(10), "init took too long to fail");
+  }, jo);
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
 // Segments are unlinked once mapped: nothing of this job is left in /dev/shm, even after a crash.
 TEST(Failure, NoSharedMemoryLeftBehind) {
   auto count = [] {

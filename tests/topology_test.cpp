@@ -76,7 +76,9 @@ TEST(Topology, RankInfoRoundTrips) {
   r.pid = 1234;
   r.domainId = 3;
   r.domainSize = 0;
+  r.settings = "transport=tcp shm_chunk=4096";
   RankInfo back = RankInfo::decode(r.encode());
+  EXPECT_EQ(back.settings, r.settings);
   EXPECT_EQ(back.hostId, r.hostId);
   EXPECT_EQ(back.pid, r.pid);
   EXPECT_EQ(back.domainId, r.domainId);
