@@ -3,6 +3,7 @@
 // machine. Then devices (ibverbs GIDs, UCX transports, CUDA) and every TIERCC_* parameter.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iomanip>
@@ -19,9 +20,11 @@ namespace {
 
 void printParams(std::ostream& out) {
   out << "parameters:\n";
+  int width = 0;
+  for (const auto& p : tiercc::params::all()) width = std::max(width, static_cast<int>(std::strlen(p.name)));
   for (const auto& p : tiercc::params::all()) {
     std::string value = tiercc::params::raw(p.name);
-    out << "  " << std::left << std::setw(22) << p.name << " = " << std::setw(12) << (value.empty() ? "(unset)" : value)
+    out << "  " << std::left << std::setw(width) << p.name << " = " << std::setw(12) << (value.empty() ? "(unset)" : value)
         << " [" << tiercc::params::source(p.name) << "]  " << p.doc << "\n";
   }
 }
