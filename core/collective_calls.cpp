@@ -62,7 +62,9 @@ void Communicator::Impl::execute(const char* name, std::uint64_t seq,
     body(ctx);
   } catch (const Error& e) {
     failed(e);
-    throw;
+    // A wait woken by the failure detector reports the rank it declared failed.
+    std::lock_guard<std::mutex> lock(statsMutex_);
+    std::rethrow_exception(brokenBy_);
   } catch (const std::exception& e) {
     // Operations may be posted that reference this collective's stack: stop the tiers.
     Error wrapped(ErrorCode::Internal, ctx.what + ": " + e.what());
@@ -79,12 +81,18 @@ void Communicator::Impl::execute(const char* name, std::uint64_t seq,
 // A failed collective leaves the tiers mid-protocol: the communicator stops (later calls get
 // the same error) and tells its peers, so that they fail now rather than at their deadline.
 void Communicator::Impl::failed(const Error& e) {
+  std::string reason = e.what();
   {
     std::lock_guard<std::mutex> lock(statsMutex_);
     if (!brokenBy_) brokenBy_ = std::make_exception_ptr(e);
+    try {
+      std::rethrow_exception(brokenBy_);
+    } catch (const Error& first) {
+      reason = first.what();  // peers hear the root cause, not the wake-up it caused here
+    }
   }
-  TIERCC_LOG(Warn, Coll) << e.what();
-  domain_->poison(e.what());
+  TIERCC_LOG(Warn, Coll) << reason;
+  domain_->poison(reason);
   if (transport_) transport_->abort();
 }
 

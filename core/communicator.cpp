@@ -10,6 +10,7 @@
 
 #include "core/communicator_impl.hpp"
 #include "core/env.hpp"
+#include "core/failure_detector.hpp"
 #include "core/errors.hpp"
 #include "core/log.hpp"
 #include "core/params.hpp"
@@ -63,6 +64,7 @@ Communicator::Impl::Impl(CommSetup setup) : setup_(std::move(setup)) {
   store_ = std::make_shared<PrefixStore>(setup_.baseStore, setup_.prefix);
   if (!setup_.forcedDomain) log::setRank(setup_.rank);
   initTiers();
+  startFailureDetector();
   TIERCC_LOG(Info, Init) << "communicator ready: rank " << topo_.rank() << " of " << topo_.size() << ", "
                          << topo_.describe() << ", scale-up " << domain_->name() << ", scale-out "
                          << (transport_ ? transport_->name() : "none (one domain)");
@@ -145,9 +147,40 @@ void Communicator::Impl::initTiers() {
   scratch_.receive.resize(shm.windowBytes + 8 * static_cast<std::size_t>(topo_.numDomains()));
 }
 
+// Heartbeats go over a connection of their own: a beat must not queue behind a blocking get.
+void Communicator::Impl::startFailureDetector() {
+  const auto timeout = params::getDuration("TIERCC_HEARTBEAT_TIMEOUT");
+  if (setup_.size < 2 || timeout.count() == 0) return;
+  const auto period = std::max(params::getDuration("TIERCC_HEARTBEAT_PERIOD"), std::chrono::milliseconds(10));
+  std::shared_ptr<Store> base = setup_.baseStore;
+  if (!setup_.storeAddr.empty()) {
+    std::string host;
+    std::uint16_t port = 0;
+    parseHostPort(setup_.storeAddr, host, port);
+    base = connectTcpStore(host, port, Deadline::after(timeout_));
+  }
+  detector_ = std::make_unique<FailureDetector>(std::make_shared<PrefixStore>(base, setup_.prefix), setup_.rank,
+                                                setup_.size, period, timeout,
+                                                [this](int r, const std::string& why) { peerFailed(r, why); });
+}
+
+void Communicator::Impl::peerFailed(int rank, const std::string& why) {
+  Error e(ErrorCode::PeerFailure, concat(topo_.nameRank(rank), " ", why));
+  {
+    std::lock_guard<std::mutex> lock(statsMutex_);
+    if (brokenBy_) return;
+    brokenBy_ = std::make_exception_ptr(e);
+  }
+  TIERCC_LOG(Warn, Init) << e.what();
+  // Wake every wait of this rank; execute() then reports brokenBy_, not the wake-up.
+  domain_->abort();
+  if (transport_) transport_->abort();
+}
+
 Communicator::Impl::~Impl() {
   try {
     queue_.shutdown();  // finish queued work while the tiers still exist
+    detector_.reset();  // say goodbye before leaving
     writeStatsFile();
     exitRendezvous();
   } catch (const std::exception& e) {
@@ -208,6 +241,7 @@ std::unique_ptr<Communicator::Impl> Communicator::Impl::split(int color, int key
   CommSetup child;
   child.baseStore = setup_.baseStore;
   child.hostedServer = setup_.hostedServer;
+  child.storeAddr = setup_.storeAddr;
   child.prefix = setup_.prefix + tag + "c" + std::to_string(color) + "/";
   child.jobId = setup_.jobId;
   child.size = static_cast<int>(group.size());
@@ -262,6 +296,7 @@ Communicator::Communicator(const std::string& storeAddr, int worldSize, int rank
   parseHostPort(storeAddr, host, port);
   CommSetup setup;
   setup.hostedServer = maybeHostStore(host, port, rank);
+  setup.storeAddr = storeAddr;
   setup.baseStore = connectTcpStore(host, port, Deadline::after(params::getDuration("TIERCC_TIMEOUT")));
   setup.prefix = rootPrefix(*setup.baseStore, rank);
   setup.rank = rank;

@@ -16,6 +16,7 @@
 
 namespace tiercc {
 
+class FailureDetector;
 class Store;
 class TcpStoreServer;
 
@@ -23,6 +24,7 @@ class TcpStoreServer;
 struct CommSetup {
   std::shared_ptr<Store> baseStore;
   std::shared_ptr<TcpStoreServer> hostedServer;  ///< set on the rank that hosts the store
+  std::string storeAddr;                         ///< host:port of a TCP store (empty: in-process)
   std::string prefix;                            ///< store namespace of this communicator
   std::string jobId;                             ///< empty: rank 0 makes one
   int rank = 0;
@@ -53,6 +55,9 @@ class Communicator::Impl {
   void execute(const char* name, std::uint64_t seq, const std::function<void(CollContext&)>& body);
   void writeStatsFile() const;
   void failed(const Error& e);
+  void startFailureDetector();
+  /// The failure detector's verdict: this communicator stops, and its waits end now.
+  void peerFailed(int rank, const std::string& why);
   void exitRendezvous();
 
   CommSetup setup_;
@@ -72,6 +77,7 @@ class Communicator::Impl {
   TierStats stats_;
   std::atomic<bool> aborted_{false};
   std::exception_ptr brokenBy_;  // the error that stopped this communicator, if any
+  std::unique_ptr<FailureDetector> detector_;
   OpQueue queue_;  // shut down first in ~Impl, so queued work finishes while the tiers exist
 };
 

@@ -114,6 +114,33 @@ TEST(Failure, AbortWakesAWaitingRankAndStaysAborted) {
   EXPECT_TRUE(result.ok()) << result.report();
 }
 
+// A rank that stops answering (SIGSTOP: alive, but silent) is named by the failure detector
+// within its heartbeat timeout, long before the collective's deadline.
+TEST(Failure, StoppedRankIsNamedByTheFailureDetector) {
+  JobOptions jo = failureJob(0);
+  jo.env.push_back({"TIERCC_HEARTBEAT_PERIOD", "100ms"});
+  jo.env.push_back({"TIERCC_HEARTBEAT_TIMEOUT", "1500ms"});
+  JobResult result = runRanks(2, [](int rank, const std::string& store) {
+    Communicator comm(store, 2, rank);
+    comm.barrier();
+    if (rank == 1) {
+      // Someone must end this rank once it is stopped: a child that outlives the check.
+      pid_t self = getpid();
+      if (fork() == 0) {
+        sleep(8);
+        kill(self, SIGKILL);
+        _exit(0);
+      }
+      raise(SIGSTOP);
+    }
+    expectAllreduceFails(comm, ErrorCode::PeerFailure, "rank 1 (domain 0, local rank 1) stopped answering",
+                         std::chrono::seconds(6));
+  }, jo);
+  ASSERT_EQ(result.ranks.size(), 2u);
+  EXPECT_TRUE(result.ranks[0].ok()) << result.report();
+  EXPECT_TRUE(WIFSIGNALED(result.ranks[1].status)) << result.ranks[1].describe();
+}
+
 // Ranks with different settings all stop at init with the same clear error, none waits.
 TEST(Failure, RanksThatDisagreeOnSettingsStopAtInit) {
   JobOptions jo = failureJob(0);
