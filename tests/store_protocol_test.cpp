@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "tests/support/expect_error.hpp"
 #include "tiercc/tiercc.hpp"
 #include "transport/bootstrap/store.hpp"
 #include "transport/bootstrap/store_protocol.hpp"
@@ -16,20 +17,8 @@ namespace {
 
 namespace proto = store_protocol;
 
-// Runs f, which must throw tiercc::Error with `code`; returns the message (empty when it did not).
-template <typename F>
-std::string errorOf(F f, ErrorCode code) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "expected Error{" << toString(code) << "}, nothing was thrown";
-  return {};
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using test::contains;
+using test::errorOf;
 
 // ---------------------------------------------------------------------------------------------
 // The wire format.

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "core/errors.hpp"
+#include "tests/support/expect_error.hpp"
 #include "tiercc/tiercc.hpp"
 #include "transport/bootstrap/store_protocol.hpp"
 
@@ -33,20 +34,8 @@ Deadline in(milliseconds timeout) { return Deadline::after(timeout); }
 
 milliseconds since(Clock::time_point start) { return std::chrono::duration_cast<milliseconds>(Clock::now() - start); }
 
-// Runs f, which must throw tiercc::Error with `code`; returns the message (empty when it did not).
-template <typename F>
-std::string errorOf(F f, ErrorCode code) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "expected Error{" << toString(code) << "}, nothing was thrown";
-  return {};
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using test::contains;
+using test::errorOf;
 
 // ---------------------------------------------------------------------------------------------
 // The Store contract, over every implementation.
