@@ -1,13 +1,20 @@
-// Micro-benchmark of the reduction kernel: reduceInto(Sum) for f32, bf16 and i32 at sizes from
-// L1-resident (4 KiB) through L2 (256 KiB) to memory-bound (16 MiB). Bytes processed counts the
-// dst and src buffers read plus dst written, i.e. 3 x size per call.
+// Micro-benchmark of the reduction kernels: reduceInto(Sum) for f32, bf16, f16, i32, once per
+// kernel ISA (generic, avx2, avx512; one this CPU lacks is reported as skipped), at sizes from
+// L1-resident (4 KiB) through L2 (64 KiB) to memory-bound (16 MiB). Bytes processed counts the
+// dst and src buffers read plus dst written, i.e. 3 x size per call. Names read
+// reduce_sum/<type>/<isa>/<bytes>.
+//
+//   build-isa/bin/bench_reduce --benchmark_min_time=0.2
+//   build-isa/bin/bench_reduce --benchmark_filter='/(f32|bf16)/.*/(65536|16777216)$'
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/reduce.hpp"
+#include "core/reduce_isa.hpp"
 #include "tiercc/types.hpp"
 
 namespace {
@@ -15,7 +22,12 @@ namespace {
 using tiercc::DataType;
 
 template <typename T>
-void benchReduceSum(benchmark::State& state, DataType dt, T initDst, T initSrc) {
+void benchReduceSum(benchmark::State& state, const std::string& isa, DataType dt, T initDst, T initSrc) {
+  if (!tiercc::reduceIsaSupported(isa)) {
+    state.SkipWithError(("this CPU cannot run the " + isa + " kernels").c_str());
+    return;
+  }
+  tiercc::setReduceIsaForTesting(isa);
   const auto bytes = static_cast<std::size_t>(state.range(0));
   const std::size_t count = bytes / sizeof(T);
   std::vector<T> dst(count, initDst);
@@ -25,25 +37,39 @@ void benchReduceSum(benchmark::State& state, DataType dt, T initDst, T initSrc) 
     benchmark::DoNotOptimize(dst.data());
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * 3 *
-                          static_cast<std::int64_t>(bytes));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * 3 * static_cast<std::int64_t>(bytes));
 }
-
-// Values chosen so repeated summing never reaches Inf/NaN or denormals, which would change speed.
-void bmF32(benchmark::State& state) { benchReduceSum<float>(state, DataType::F32, 1.0f, 0.0f); }
-void bmBf16(benchmark::State& state) { benchReduceSum<std::uint16_t>(state, DataType::BF16, 0x3f80, 0x0000); }
-void bmI32(benchmark::State& state) { benchReduceSum<std::int32_t>(state, DataType::I32, 1, 3); }
 
 constexpr std::int64_t kKiB = 1024;
 
-void bufferSizes(benchmark::internal::Benchmark* b) {
-  for (std::int64_t bytes : {4 * kKiB, 256 * kKiB, 16 * kKiB * kKiB}) b->Arg(bytes);
+template <typename Fn>
+void add(const std::string& name, Fn fn) {
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), fn);
+  for (std::int64_t bytes : {4 * kKiB, 64 * kKiB, 16 * kKiB * kKiB}) b->Arg(bytes);
 }
 
-BENCHMARK(bmF32)->Apply(bufferSizes);
-BENCHMARK(bmBf16)->Apply(bufferSizes);
-BENCHMARK(bmI32)->Apply(bufferSizes);
+// One benchmark per type x ISA, the ISA in the name so results line up per ISA.
+void registerAll() {
+  for (const std::string& isa : tiercc::reduceIsaNames()) {
+    // Values chosen so repeated summing never reaches Inf/NaN or subnormals, which would change speed.
+    add("reduce_sum/f32/" + isa,
+        [isa](benchmark::State& s) { benchReduceSum<float>(s, isa, DataType::F32, 1.0f, 0.0f); });
+    add("reduce_sum/bf16/" + isa,
+        [isa](benchmark::State& s) { benchReduceSum<std::uint16_t>(s, isa, DataType::BF16, 0x3f80, 0x0000); });
+    add("reduce_sum/f16/" + isa,
+        [isa](benchmark::State& s) { benchReduceSum<std::uint16_t>(s, isa, DataType::F16, 0x3c00, 0x0000); });
+    add("reduce_sum/i32/" + isa,
+        [isa](benchmark::State& s) { benchReduceSum<std::int32_t>(s, isa, DataType::I32, 1, 3); });
+  }
+}
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  registerAll();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

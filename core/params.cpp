@@ -31,6 +31,7 @@ const std::vector<Info> kParams = {
     {"TIERCC_IB_CREDITS", "int", "64", "ibverbs: receive buffers posted per peer (flow-control credits)"},
     {"TIERCC_IB_MR_CACHE", "int", "64", "ibverbs: memory registrations kept in the LRU cache of registerMemory"},
     {"TIERCC_ALLREDUCE_ONESHOT_BYTES", "int", "16384", "allreduce up to this many bytes runs one-shot (latency) instead of reduce-scatter + allgather"},
+    {"TIERCC_REDUCE_ISA", "string", "auto", "reduction kernels: auto (the best this CPU runs), generic, avx2 or avx512"},
     {"TIERCC_SHM_CHUNK", "int", "4194304", "bytes per rank of the shared-memory staging window"},
     {"TIERCC_EMU_SCALEUP_BW", "bandwidth", "", "link model: pace each rank's scale-up traffic to this bandwidth, with its unit (e.g. 9GB/s; 72Gbit/s is the same); unset: not paced"},
     {"TIERCC_EMU_SCALEUP_LATENCY", "latency", "", "link model: latency of each scale-up step (e.g. 2us, 0); unset: none"},

@@ -12,6 +12,7 @@
 
 #include "core/env.hpp"
 #include "core/params.hpp"
+#include "core/reduce_isa.hpp"
 #include "transport/factory.hpp"
 #include "tiercc/tiercc.hpp"
 #include "tools/info/probes.hpp"
@@ -90,6 +91,7 @@ int main(int argc, char** argv) {
       out << "topology: not launched (one process); run under tiercc-run to see the domains\n";
     }
     if (reportMachine) {
+      out << "reduction kernels: " << tiercc::reduceIsaName() << " (TIERCC_REDUCE_ISA overrides)\n";
       if (devices) printDevices(out);
       printParams(out);
       std::cout << out.str() << std::flush;
