@@ -14,10 +14,42 @@ using namespace tiercc::perf;
 
 namespace {
 
+// The send and receive buffers of the whole sweep, allocated once: ordinary memory, or
+// symmetric memory from allocShared (collective, so every rank allocates the same sizes).
+struct Buffers {
+  Buffers(Communicator& c, bool symmetric, std::size_t sendBytes, std::size_t recvBytes) : comm(c), shared(symmetric) {
+    if (shared) {
+      send = static_cast<std::byte*>(comm.allocShared(sendBytes));
+      recv = static_cast<std::byte*>(comm.allocShared(recvBytes));
+    } else {
+      ordinarySend.resize(sendBytes);
+      ordinaryRecv.resize(recvBytes);
+      send = ordinarySend.data();
+      recv = ordinaryRecv.data();
+    }
+  }
+  ~Buffers() {
+    if (!shared) return;
+    try {
+      comm.freeShared(recv);
+      comm.freeShared(send);
+    } catch (const std::exception&) {  // the communicator failed; its destruction frees them
+    }
+  }
+  Buffers(const Buffers&) = delete;
+  Buffers& operator=(const Buffers&) = delete;
+  Communicator& comm;
+  bool shared;
+  std::vector<std::byte> ordinarySend, ordinaryRecv;
+  std::byte* send = nullptr;
+  std::byte* recv = nullptr;
+};
+
 void printHeader(const Communicator& c, const Options& o) {
   std::printf("# tiercc-perf: %s, %d ranks = %d domains x %d, scale-out %s, type %s, op %s, root %d, iters %d, "
-              "warmup %d, algo %s\n", collName(o.coll), c.size(), c.numDomains(), c.domainSize(), c.transportName().c_str(),
-              toString(o.dt), toString(o.op), o.root, o.iters, o.warmup, o.algo.c_str());
+              "warmup %d, algo %s, %s buffers\n", collName(o.coll), c.size(), c.numDomains(), c.domainSize(),
+              c.transportName().c_str(), toString(o.dt), toString(o.op), o.root, o.iters, o.warmup, o.algo.c_str(),
+              o.symmetric ? "symmetric" : "ordinary");
   std::printf("#%11s %12s %6s %6s %5s  %9s %7s %7s %6s  %9s %7s %7s %6s  %13s %13s %13s\n", "size", "count", "type", "redop",
               "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "scale-up", "scale-out",
               "bound");
@@ -39,7 +71,8 @@ void printRow(const Options& o, const Shape& s, const Result& oop, const Result&
 void appendJson(const Options& o, const Communicator& c, const Shape& s, const Result& oop, const Result& ip) {
   std::ofstream out(o.json, std::ios::app);
   out << "{\"coll\":\"" << collName(o.coll) << "\",\"ranks\":" << c.size() << ",\"domains\":" << c.numDomains()
-      << ",\"algo\":\"" << o.algo << "\",\"bytes\":" << s.bytes << ",\"count\":" << s.count << ",\"type\":\""
+      << ",\"algo\":\"" << o.algo << "\",\"buffers\":\"" << (o.symmetric ? "symmetric" : "ordinary")
+      << "\",\"bytes\":" << s.bytes << ",\"count\":" << s.count << ",\"type\":\""
       << toString(o.dt) << "\",\"op\":\"" << toString(o.op) << "\",\"oop_time_us\":" << oop.timeUs
       << ",\"oop_algbw\":" << oop.algbw << ",\"oop_busbw\":" << oop.busbw << ",\"ip_time_us\":" << ip.timeUs
       << ",\"ip_algbw\":" << ip.algbw << ",\"ip_busbw\":" << ip.busbw << ",\"wrong\":" << oop.wrong + ip.wrong
@@ -66,7 +99,11 @@ int main(int argc, char** argv) {
     if (print) printHeader(comm, o);
     if (print && !o.json.empty()) std::ofstream(o.json, std::ios::trunc);
     const Shape largest = shapeOf(o.coll, o.maxBytes, o.dt, comm.size());
-    std::vector<std::byte> send(largest.sendElems * dataTypeSize(o.dt) + 64), recv(largest.recvElems * dataTypeSize(o.dt) + 64);
+    const std::size_t sendBytes = largest.sendElems * dataTypeSize(o.dt) + 64;
+    const std::size_t recvBytes = largest.recvElems * dataTypeSize(o.dt) + 64;
+    Buffers buffers(comm, o.symmetric, sendBytes, recvBytes);
+    std::byte* send = buffers.send;
+    std::byte* recv = buffers.recv;
     std::uint64_t totalWrong = 0;
     for (double bytes = static_cast<double>(o.minBytes); bytes <= static_cast<double>(o.maxBytes); bytes *= o.stepFactor) {
       Shape s = shapeOf(o.coll, static_cast<std::size_t>(bytes), o.dt, comm.size());

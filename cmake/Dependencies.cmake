@@ -54,7 +54,36 @@ else()
   set(_cuda_detail "CUDA toolkit not found")
   set(CUDAToolkit_FOUND OFF)
 endif()
+if(CUDAToolkit_FOUND AND NOT CUDAToolkit_NVCC_EXECUTABLE)
+  set(_cuda_detail "CUDA toolkit ${CUDAToolkit_VERSION} without nvcc (the cuda-ipc kernels need it)")
+  set(CUDAToolkit_FOUND OFF)
+endif()
 tiercc_resolve(TIERCC_WITH_CUDA "${CUDAToolkit_FOUND}" "${_cuda_detail}")
+# nvcc compiles the cuda-ipc kernels (scaleup-emu/cuda-ipc/*.cu). The language is enabled here, in
+# the top directory, because the library targets that take the .cu objects live there. Default
+# architectures: sm_90 code for H100/H200 plus compute_80 PTX, which the driver JIT-compiles on
+# A100 and on anything newer than Hopper.
+if(TIERCC_WITH_CUDA_ENABLED)
+  if(NOT CMAKE_CUDA_COMPILER)
+    set(CMAKE_CUDA_COMPILER ${CUDAToolkit_NVCC_EXECUTABLE})
+  endif()
+  if(NOT CMAKE_CUDA_HOST_COMPILER)
+    set(CMAKE_CUDA_HOST_COMPILER ${CMAKE_CXX_COMPILER})
+  endif()
+  if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+    set(CMAKE_CUDA_ARCHITECTURES 90-real 80-virtual)
+  endif()
+  if(CMAKE_CXX_COMPILER_LAUNCHER AND NOT CMAKE_CUDA_COMPILER_LAUNCHER)
+    set(CMAKE_CUDA_COMPILER_LAUNCHER ${CMAKE_CXX_COMPILER_LAUNCHER})
+  endif()
+  enable_language(CUDA)
+  # CMake 3.25 knows nvcc only up to C++17, while nvcc >= 12 takes -std=c++20 (the library is C++20).
+  if(NOT "cuda_std_20" IN_LIST CMAKE_CUDA_COMPILE_FEATURES AND CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0)
+    set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+    set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    list(APPEND CMAKE_CUDA_COMPILE_FEATURES cuda_std_20)
+  endif()
+endif()
 
 # What the enabled backends add to every target that links tiercc (full paths, so that the
 # installed package needs no imported targets of ours).
@@ -72,7 +101,8 @@ if(TIERCC_WITH_UCX_ENABLED)
   list(APPEND TIERCC_BACKEND_INCLUDES ${UCX_INCLUDE_DIRS})
 endif()
 if(TIERCC_WITH_CUDA_ENABLED)
-  list(APPEND TIERCC_BACKEND_LIBS ${CUDA_cudart_LIBRARY})
+  # The static runtime: libtiercc loads on hosts without libcudart.so (or without any driver).
+  list(APPEND TIERCC_BACKEND_LIBS ${CUDA_cudart_static_LIBRARY} ${CMAKE_DL_LIBS} rt)
   list(APPEND TIERCC_BACKEND_DEFS TIERCC_HAVE_CUDA=1)
   list(APPEND TIERCC_BACKEND_INCLUDES ${CUDAToolkit_INCLUDE_DIRS})
 endif()

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "collectives/direct.hpp"
 #include "collectives/round.hpp"
 
 namespace tiercc {
@@ -33,6 +34,7 @@ int maxArrivals(const Topology& t, int rails) {
 }  // namespace
 
 void allgatherHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t blockCount, DataType dt) {
+  if (directAllgather(ctx, send, recv, blockCount, dt)) return;
   const Topology& t = ctx.topo;
   Domain& dom = ctx.domain;
   const std::size_t es = dataTypeSize(dt), blockBytes = blockCount * es;

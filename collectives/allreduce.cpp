@@ -12,6 +12,7 @@
 // A rank overwrites its window only after every peer released the previous round.
 #include <cstring>
 
+#include "collectives/direct.hpp"
 #include "collectives/round.hpp"
 #include "core/reduce.hpp"
 
@@ -106,6 +107,7 @@ void runRound(CollContext& ctx, const std::byte* send, std::byte* recv, std::siz
 
 void allreduceHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t count,
                            DataType dt, ReduceOp op) {
+  if (directAllreduce(ctx, send, recv, count, dt, op)) return;
   const std::size_t es = dataTypeSize(dt);
   const std::size_t perRound = ctx.domain.windowBytes() / es;
   const auto* in = static_cast<const std::byte*>(send);

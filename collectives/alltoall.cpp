@@ -7,6 +7,7 @@
 // carries each cross-domain byte once, in few large messages, on every rail at once.
 #include <cstring>
 
+#include "collectives/direct.hpp"
 #include "collectives/round.hpp"
 
 namespace tiercc {
@@ -34,6 +35,7 @@ std::size_t arrivalBlocks(const Topology& t, int domain, int rail, int rails, st
 }  // namespace
 
 void alltoallHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t blockCount, DataType dt) {
+  if (directAlltoall(ctx, send, recv, blockCount, dt)) return;
   const Topology& t = ctx.topo;
   Domain& dom = ctx.domain;
   const std::size_t es = dataTypeSize(dt);

@@ -5,12 +5,14 @@
 // receives the chunk exactly once (the bound: S into each non-root domain), over all rails.
 #include <cstring>
 
+#include "collectives/direct.hpp"
 #include "collectives/round.hpp"
 
 namespace tiercc {
 
 void broadcastHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t count, DataType dt,
                            int root) {
+  if (directBroadcast(ctx, send, recv, count, dt, root)) return;
   const Topology& t = ctx.topo;
   Domain& dom = ctx.domain;
   const std::size_t es = dataTypeSize(dt);

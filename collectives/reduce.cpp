@@ -5,6 +5,7 @@
 // out. Each non-root domain sends its data across once (the bound), over all rails.
 #include <cstring>
 
+#include "collectives/direct.hpp"
 #include "collectives/round.hpp"
 #include "core/reduce.hpp"
 
@@ -12,6 +13,7 @@ namespace tiercc {
 
 void reduceHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t count, DataType dt,
                         ReduceOp op, int root) {
+  if (directReduce(ctx, send, recv, count, dt, op, root)) return;
   const Topology& t = ctx.topo;
   Domain& dom = ctx.domain;
   const std::size_t es = dataTypeSize(dt);

@@ -6,6 +6,7 @@
 // sends only partials of remote blocks: (D-1)/D x S per domain for uniform domains, the bound.
 #include <cstring>
 
+#include "collectives/direct.hpp"
 #include "collectives/round.hpp"
 #include "core/reduce.hpp"
 
@@ -18,6 +19,7 @@ int ceilDiv(int a, int b) { return (a + b - 1) / b; }
 
 void reduceScatterHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t blockCount,
                                DataType dt, ReduceOp op) {
+  if (directReduceScatter(ctx, send, recv, blockCount, dt, op)) return;
   const Topology& t = ctx.topo;
   Domain& dom = ctx.domain;
   const std::size_t es = dataTypeSize(dt);

@@ -138,6 +138,17 @@ tiercc_result_t tiercc_barrier(tiercc_comm_t comm) {
   return guarded([&] { use(comm, "tiercc_barrier").barrier(); });
 }
 
+tiercc_result_t tiercc_mem_alloc(tiercc_comm_t comm, size_t bytes, void** ptr) {
+  return guarded([&] {
+    out(ptr, "tiercc_mem_alloc");
+    *ptr = use(comm, "tiercc_mem_alloc").allocShared(bytes);
+  });
+}
+
+tiercc_result_t tiercc_mem_free(tiercc_comm_t comm, void* ptr) {
+  return guarded([&] { use(comm, "tiercc_mem_free").freeShared(ptr); });
+}
+
 const char* tiercc_result_string(tiercc_result_t result) {
   return tiercc::toString(static_cast<tiercc::ErrorCode>(result));
 }

@@ -14,6 +14,7 @@
 #include "core/errors.hpp"
 #include "core/log.hpp"
 #include "core/params.hpp"
+#include "scaleup-emu/emulated/emulated_domain.hpp"
 #include "scaleup-emu/shm/shm_domain.hpp"
 #include "transport/bootstrap/store.hpp"
 #include "transport/factory.hpp"
@@ -92,8 +93,13 @@ void Communicator::Impl::initTiers() {
   TIERCC_REQUIRE_ARG(mine.domainSize >= 0, "TIERCC_DOMAIN_SIZE must be positive, got ", mine.domainSize);
   TIERCC_REQUIRE_ARG(mine.domainId >= -1, "TIERCC_DOMAIN_ID must be non-negative, got ", mine.domainId);
   const std::string transportName = size > 1 ? defaultTransportName() : "none";
-  mine.settings = concat("transport=", transportName, " shm_chunk=", params::getInt("TIERCC_SHM_CHUNK"),
-                         " allreduce_oneshot_bytes=", tuning_.allreduceOneShotBytes);
+  const std::string scaleUpAsked = params::getString("TIERCC_SCALEUP");
+  TIERCC_REQUIRE_ARG(scaleUpAsked == "auto" || scaleUpAsked == "shm" || scaleUpAsked == "emulated",
+                     "TIERCC_SCALEUP must be auto, shm or emulated, got '", scaleUpAsked, "'");
+  mine.settings = concat("transport=", transportName, " scaleup=", scaleUpAsked,
+                         " shm_chunk=", params::getInt("TIERCC_SHM_CHUNK"),
+                         " allreduce_oneshot_bytes=", tuning_.allreduceOneShotBytes,
+                         " shm_copy=", params::getString("TIERCC_SHM_COPY"));
   store_->setString("rank/" + std::to_string(rank), mine.encode());
   std::vector<RankInfo> all(size);
   for (int r = 0; r < size; ++r) all[r] = RankInfo::decode(store_->getString("rank/" + std::to_string(r), deadline));
@@ -105,16 +111,22 @@ void Communicator::Impl::initTiers() {
            " has '", all[r].settings, "' (set TIERCC_TRANSPORT, TIERCC_SHM_CHUNK, ... alike on every rank)");
   topo_ = Topology::build(all, rank);
 
-  // Tier 0: the domain's ranks must share a host for the shm backend.
+  // Tier 0: shm when every member of the domain is on this host, else the emulated backend
+  // (memory semantics over a transport of the domain's own); TIERCC_SCALEUP may force either.
   const int dom = topo_.domain();
   std::vector<std::string> names;
+  std::string elsewhere;  // a member on another host, for messages
   for (int member : topo_.members(dom)) {
-    if (all[member].hostId != mine.hostId)
-      fail(ErrorCode::NotSupported, "domain ", dom, " spans hosts (", topo_.nameRank(member), " is on ",
-           all[member].hostId, ", this rank on ", mine.hostId,
-           "): domains across hosts need the emulated scale-up backend, which is not built yet");
+    if (all[member].hostId != mine.hostId && elsewhere.empty())
+      elsewhere = concat(topo_.nameRank(member), " is on ", all[member].hostId, ", this rank on ", mine.hostId);
     names.push_back(topo_.nameRank(member));
   }
+  const std::string scaleUp = scaleUpAsked != "auto" ? scaleUpAsked : elsewhere.empty() ? "shm" : "emulated";
+  if (scaleUp == "shm" && !elsewhere.empty())
+    fail(ErrorCode::NotSupported, "domain ", dom, " spans hosts (", elsewhere,
+         "): TIERCC_SCALEUP=shm needs every member on one host (use auto or emulated)");
+  TIERCC_LOG(Info, Init) << "scale-up backend of domain " << dom << ": " << scaleUp
+                         << (scaleUpAsked == "auto" ? " (auto)" : " (TIERCC_SCALEUP)");
   ShmDomainConfig shm;
   shm.segmentPrefix = "/tiercc-" + setup_.jobId + "-" + hashHex(setup_.prefix) + "-d" + std::to_string(dom);
   shm.localRank = topo_.localRank();
@@ -126,8 +138,14 @@ void Communicator::Impl::initTiers() {
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   const auto onHost = std::count_if(all.begin(), all.end(), [&](const RankInfo& r) { return r.hostId == mine.hostId; });
   shm.oversubscribed = cores > 0 && onHost > cores;
-  PrefixStore domainStore(store_, "shm/d" + std::to_string(dom) + "/");
-  domain_ = std::make_unique<ShmDomain>(domainStore, shm);
+  if (scaleUp == "emulated") {
+    EmulatedDomainConfig emu{shm.localRank, names, shm.windowBytes};
+    PrefixStore domainStore(store_, "emu/d" + std::to_string(dom) + "/");
+    domain_ = createEmulatedDomain(transportName, domainStore, std::move(emu), deadline);
+  } else {
+    PrefixStore domainStore(store_, "shm/d" + std::to_string(dom) + "/");
+    domain_ = std::make_unique<ShmDomain>(domainStore, shm);
+  }
 
   // Tier 1: collectives use the rail peers (same local rank, other domains); send/recv may
   // address anyone, so every pair is connected.

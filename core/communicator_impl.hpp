@@ -49,6 +49,9 @@ class Communicator::Impl {
   Work runAsync(const char* name, std::function<void(CollContext&)> body);
   /// Runs a send (isSend) or receive with `peer`, in order with the collectives.
   void runPointToPoint(bool isSend, int peer, std::function<void(CollContext&)> body);
+  /// Symmetric memory (core/symmetric_calls.cpp): collective over the communicator.
+  void* allocShared(std::size_t bytes);
+  void freeShared(void* p);
 
  private:
   void initTiers();

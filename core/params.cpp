@@ -33,6 +33,8 @@ const std::vector<Info> kParams = {
     {"TIERCC_ALLREDUCE_ONESHOT_BYTES", "int", "16384", "allreduce up to this many bytes runs one-shot (latency) instead of reduce-scatter + allgather"},
     {"TIERCC_REDUCE_ISA", "string", "auto", "reduction kernels: auto (the best this CPU runs), generic, avx2 or avx512"},
     {"TIERCC_SHM_CHUNK", "int", "4194304", "bytes per rank of the shared-memory staging window"},
+    {"TIERCC_SHM_COPY", "string", "auto", "shm copies of ordinary buffers: auto (cross-memory attach if the kernel permits it, else staged), cma (require it), staged"},
+    {"TIERCC_SCALEUP", "string", "auto", "scale-up backend: auto (shm when a domain's members share a host, else emulated), shm, or emulated (memory semantics over TIERCC_TRANSPORT)"},
     {"TIERCC_EMU_SCALEUP_BW", "bandwidth", "", "link model: pace each rank's scale-up traffic to this bandwidth, with its unit (e.g. 9GB/s; 72Gbit/s is the same); unset: not paced"},
     {"TIERCC_EMU_SCALEUP_LATENCY", "latency", "", "link model: latency of each scale-up step (e.g. 2us, 0); unset: none"},
     {"TIERCC_EMU_SCALEOUT_BW", "bandwidth", "", "link model: pace each rank's scale-out sends to this bandwidth, with its unit (e.g. 1GB/s = 8Gbit/s); unset: not paced"},

@@ -11,6 +11,9 @@
 
 namespace tiercc {
 
+class Store;
+class SymmetricMemory;
+
 class Domain {
  public:
   /// Flags each rank owns; collectives give each a meaning (staged, reduced, released, ...).
@@ -32,6 +35,29 @@ class Domain {
                          const std::string& what) = 0;
   /// Makes current and future waits fail with Aborted.
   virtual void abort() = 0;
+  /// A small per-rank slot (kMailboxBytes) outside the window, readable by every peer: a
+  /// collective publishes a per-call descriptor there before raising its Staged flag. Null
+  /// where the backend has none; it then has neither symmetric memory nor cross-memory attach.
+  static constexpr std::size_t kMailboxBytes = 256;
+  virtual std::byte* mailbox(int /*peer*/) { return nullptr; }
+
+  /// Symmetric memory (zero copy); null when this backend has none.
+  virtual SymmetricMemory* symmetric() { return nullptr; }
+  /// Collective over the domain (every rank, same size, same order): an allocation every peer
+  /// maps; `store` must be private to this domain. NotSupported where symmetric() is null.
+  virtual void* allocateSymmetric(Store& store, std::size_t bytes, Deadline deadline);
+  /// Every rank of the domain frees its allocations in the same order (no synchronisation:
+  /// peers keep their own mappings until they free). InvalidArgument, nothing freed, for a
+  /// pointer that is not the start of an allocation.
+  virtual void freeSymmetric(void* p);
+
+  /// True when this rank may copy straight out of its peers' processes (cross-memory attach);
+  /// the same on every rank of the domain (decided together at init).
+  virtual bool crossMemoryAttach() const { return false; }
+  /// Copies `bytes` at address `remote` of local rank `peer`'s process into `dst` (single
+  /// copy). Throws SystemError naming the peer when the kernel refuses.
+  virtual void readPeer(int peer, std::uint64_t remote, void* dst, std::size_t bytes);
+
   /// Tells the peers that this rank failed: their waits on it fail with PeerFailure quoting
   /// `reason`, instead of waiting for a rank that will not come.
   virtual void poison(const std::string& reason) = 0;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""bench/compare/report.py: joins the JSON lines that run.sh collected (tiercc-perf and
-mpi_coll_bench) by message size and prints one busbw table per collective; also writes
-results.json (everything, for docs and scripts) and table.md (the tables in Markdown)."""
+"""bench/compare/report.py: joins the JSON lines that run.sh collected (tiercc-perf with
+ordinary and with symmetric buffers, mpi_coll_bench, machine_limit) by message size and prints
+one busbw table per collective under a machine-limit line; also writes results.json
+(everything, for docs and scripts) and table.md (the tables in Markdown)."""
 import argparse
 import datetime
 import json
@@ -94,14 +95,16 @@ def human(size):
 
 def build_collective(raw_dir, coll):
     tiercc = load(raw_dir, coll, "tiercc", "plain")
+    tiercc_sym = load(raw_dir, coll, "tiercc-sym", "plain")
     peers = {lib: {v: load(raw_dir, coll, lib, v) for v, _ in VARIANTS} for lib, _ in PEERS}
-    sizes = set(tiercc)
+    sizes = set(tiercc) | set(tiercc_sym)
     for by_variant in peers.values():
         for rows in by_variant.values():
             sizes |= set(rows)
     rows = []
     for size in sorted(sizes):
-        entry = {"bytes": size, "tiercc": tiercc.get(size), "peers": {}}
+        entry = {"bytes": size, "tiercc": tiercc.get(size), "tiercc_sym": tiercc_sym.get(size),
+                 "peers": {}}
         best_peer = None
         for lib, _ in PEERS:
             letter, row = best_variant(peers[lib], size)
@@ -117,9 +120,10 @@ def build_collective(raw_dir, coll):
         entry["best_peer"] = None if best_peer is None else best_peer[0]
         # Same bytes on both sides, so the busbw ratio is the inverse time ratio (exact even where
         # busbw rounds to 0.00).
-        entry["tiercc_over_best_peer"] = (
-            best_peer[1]["time_us"] / entry["tiercc"]["time_us"]
-            if best_peer is not None and entry["tiercc"] else None)
+        for key in ("tiercc", "tiercc_sym"):
+            entry[f"{key}_over_best_peer"] = (
+                best_peer[1]["time_us"] / entry[key]["time_us"]
+                if best_peer is not None and entry[key] else None)
         rows.append(entry)
     return rows
 
@@ -134,15 +138,17 @@ def cell_bw(row, letter=None):
 
 
 def table_lines(rows, markdown):
-    head = ["size (B)", "tiercc busbw", "Open MPI busbw", "MPICH busbw", "tiercc / best peer"]
+    head = ["size (B)", "tiercc busbw", "tiercc sym busbw", "Open MPI busbw", "MPICH busbw",
+            "tiercc / best peer", "sym / best peer"]
     body = []
     for entry in rows:
-        ratio = entry["tiercc_over_best_peer"]
-        cells = [human(entry["bytes"]), cell_bw(entry["tiercc"])]
+        cells = [human(entry["bytes"]), cell_bw(entry["tiercc"]), cell_bw(entry.get("tiercc_sym"))]
         for lib, _ in PEERS:
             best = entry["peers"][lib]["best"]
             cells.append(cell_bw(best, best["variant"] if best else None))
-        cells.append("-" if ratio is None else f"{ratio:.2f}")
+        for key in ("tiercc_over_best_peer", "tiercc_sym_over_best_peer"):
+            ratio = entry.get(key)
+            cells.append("-" if ratio is None else f"{ratio:.2f}")
         body.append(cells)
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
@@ -157,7 +163,8 @@ def latency_line(rows):
     if not rows:
         return "latency: no data"
     entry = rows[0]
-    parts = [f"tiercc {entry['tiercc']['time_us']:.1f}" if entry["tiercc"] else "tiercc -"]
+    parts = [f"{name} {entry[key]['time_us']:.1f}" if entry.get(key) else f"{name} -"
+             for key, name in (("tiercc", "tiercc"), ("tiercc_sym", "tiercc sym"))]
     for lib, name in PEERS:
         best = entry["peers"][lib]["best"]
         parts.append(f"{name} {best['time_us']:.1f} ({best['variant']})" if best else f"{name} -")
@@ -167,7 +174,7 @@ def latency_line(rows):
 def wrong_lines(coll, rows):
     lines = []
     for entry in rows:
-        sources = [("tiercc", entry["tiercc"])]
+        sources = [("tiercc", entry["tiercc"]), ("tiercc sym", entry.get("tiercc_sym"))]
         for lib, _ in PEERS:
             sources += [(f"{lib} {v}", entry["peers"][lib][v]) for v, _ in VARIANTS]
         for name, row in sources:
@@ -175,6 +182,31 @@ def wrong_lines(coll, rows):
                 lines.append(f"WRONG RESULTS: {coll} {name} at {entry['bytes']} B: "
                              f"{row['wrong']} elements")
     return lines
+
+
+def machine_limit(raw_dir):
+    """The better of the machine_limit runs (before and after the sweep), or None."""
+    best = None
+    path = os.path.join(raw_dir, "machine.jsonl")
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                try:
+                    row = json.loads(line)
+                except ValueError:
+                    continue
+                if best is None or row["allreduce2_limit_GBps"] > best["allreduce2_limit_GBps"]:
+                    best = row
+    return best
+
+
+def machine_line(limit):
+    if limit is None:
+        return "machine limit: not measured"
+    return (f"machine limit (one core, {human(limit['bytes'])} B buffers): memcpy "
+            f"{limit['memcpy_GBps']:.2f} GB/s, f32 c = a + b {limit['add_GBps']:.2f} GB/s (bytes of c); "
+            f"two-shot allreduce of 2 ranks, each on its own core, at most "
+            f"{limit['allreduce2_limit_GBps']:.2f} GB/s busbw (2 / (1/add + 1/memcpy))")
 
 
 def main():
@@ -201,15 +233,17 @@ def main():
         "openmpi_single_copy": args.ompi_single_copy,
         "bands (first last iters warmup)": [b.split() for b in args.bands.split(";") if b.strip()],
         "launches": f"{args.repeat} per MPI and malloc variant, {2 * args.repeat} for tiercc; "
-                    "the fastest launch per size is shown",
+                    "the fastest launch per size is shown; tiercc sym = tiercc-perf --symmetric",
         "load_before": args.load_before,
         "load_after": args.load_after,
         "cpu_idle_pct_before": args.idle_before,
         "cpu_pct_taken_by_other_processes": args.others_pct,
         "seconds": args.seconds,
     }
+    limit = machine_limit(args.raw)
+    meta["machine_limit"] = limit
     results = {"meta": meta, "collectives": {}}
-    text, markdown, problems = [], [], []
+    text, markdown, problems = [machine_line(limit)], ["", machine_line(limit)], []
     legend = (f"busbw in GB/s, out-of-place, fastest of {2 * args.repeat} launches per column; "
               "p/t: the fastest MPI launch ran with plain (p) or tuned (t) malloc; "
               "! = wrong results")

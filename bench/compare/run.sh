@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench/compare/run.sh: the same f32 allreduce / allgather / all-to-all sweep on tiercc
-# (tiercc-perf), Open MPI and MPICH (Debian packages) on this one host, printed side by side in
-# busbw. Results: build/compare/{results.json,table.md,logs/}. See docs/performance.md.
+# (tiercc-perf, with ordinary and with symmetric buffers), Open MPI and MPICH (Debian packages)
+# on this one host, printed side by side in busbw, under a "machine limit" line (what one core
+# copies and adds, bench/compare/machine_limit.c). Results: build/compare/{results.json,table.md,
+# logs/}. See docs/performance.md.
 set -euo pipefail
 { # bash reads all of this before running it, so the script can be edited during a long run
 
@@ -24,13 +26,15 @@ usage: bench/compare/run.sh [-n RANKS] [--domain-size K] [--colls LIST] [--min S
   --repeat R        launches per MPI and malloc variant (default 2); tiercc gets 2R, as many as
                     each MPI; every column shows the fastest launch per size
   --timeout SEC     limit for each launch (default 240)
-  --libs LIST       comma-separated, from tiercc,openmpi,mpich (default all three)
+  --libs LIST       comma-separated, from tiercc,tiercc-sym,openmpi,mpich (default all four;
+                    tiercc-sym is tiercc-perf --symmetric: buffers from allocShared, zero copy)
   --out DIR         where results and logs go (default build/compare)
   --wait-idle SEC   first wait up to SEC seconds for the CPUs to be >= 90% idle (a shared host
                     makes every number here meaningless); default 0: start at once
   --no-build        use build/bin/tiercc-perf as it is (default: make its target, a no-op when
                     it is up to date)
   --no-install      do not apt-get install the MPI packages when they are missing
+Environment: TIERCC_BUILD_DIR, the build directory holding bin/tiercc-perf (default build/).
 Each MPI runs plain and with GLIBC_TUNABLES=$tuned_malloc
 (glibc keeps big freed blocks instead of unmapping them); per size the table shows the fastest
 launch and says which kind it was (p = plain, t = tuned malloc).
@@ -54,7 +58,7 @@ to_bytes() {
 
 command_line="bench/compare/run.sh${*:+ }$*"
 ranks=2 domain_size="" colls=allreduce,allgather,alltoall min=8 max=64M iters=40 iters_large=""
-split=1M repeat=2 limit=240 libs=tiercc,openmpi,mpich out="$root/build/compare" build=1 install=1
+split=1M repeat=2 limit=240 libs=tiercc,tiercc-sym,openmpi,mpich out="$root/build/compare" build=1 install=1
 wait_idle=0
 while (($#)); do
   case $1 in
@@ -93,6 +97,7 @@ for coll in "${coll_list[@]}"; do
   case $coll in allreduce | allgather | alltoall) ;; *) echo "unknown collective: $coll" >&2; exit 2 ;; esac
 done
 want() { [[ ",$libs," == *",$1,"* ]]; }
+want_tiercc() { want tiercc || want tiercc-sym; }
 
 # The sweep in two bands, so that the large sizes run fewer iterations; every library gets the
 # same bands. A band is "first last iters warmup".
@@ -131,17 +136,18 @@ if want openmpi || want mpich; then
 fi
 
 # --- tiercc ---------------------------------------------------------------------------------
-tiercc_perf="$root/build/bin/tiercc-perf"
-tiercc_run="$root/build/bin/tiercc-run"
-if want tiercc && ((build)) && [[ -f $root/build/CMakeCache.txt ]]; then
-  targets=$(timeout 60 cmake --build "$root/build" --target help 2>/dev/null || true)
+tiercc_build=${TIERCC_BUILD_DIR:-$root/build}  # another build directory: TIERCC_BUILD_DIR=...
+tiercc_perf="$tiercc_build/bin/tiercc-perf"
+tiercc_run="$tiercc_build/bin/tiercc-run"
+if want_tiercc && ((build)) && [[ -f $tiercc_build/CMakeCache.txt ]]; then
+  targets=$(timeout 60 cmake --build "$tiercc_build" --target help 2>/dev/null || true)
   if [[ $targets == *tiercc-perf* ]]; then
     echo "making tiercc-perf and tiercc-run (no-op when up to date)"
-    timeout 1800 cmake --build "$root/build" --target tiercc-perf tiercc-run -j 2 >"$out/logs/build.log" 2>&1 ||
+    timeout 1800 cmake --build "$tiercc_build" --target tiercc-perf tiercc-run -j 2 >"$out/logs/build.log" 2>&1 ||
       { echo "building tiercc-perf failed; see $out/logs/build.log" >&2; exit 1; }
   fi
 fi
-if want tiercc && [[ ! -x $tiercc_perf ]]; then
+if want_tiercc && [[ ! -x $tiercc_perf ]]; then
   echo "note: $tiercc_perf does not exist yet; the tiercc column stays empty"
 fi
 
@@ -178,11 +184,13 @@ run_lib() { # coll lib variant launch
     rm -f "$json"
     rc=0
     case $lib in
-      tiercc)
+      tiercc | tiercc-sym)
+        local symmetric=()
+        if [[ $lib == tiercc-sym ]]; then symmetric=(--symmetric); fi
         GLIBC_TUNABLES="" run_bounded "$log" "$tiercc_run" -n "$ranks" --domain-size "$domain_size" \
           --timeout "$limit" \
           --no-prefix "$tiercc_perf" --coll "$coll" -b "$first" -e "$last" -f 2 -n "$n" -w "$warm" \
-          -d f32 --json "$json" || rc=$?
+          -d f32 --json "$json" "${symmetric[@]}" || rc=$?
         ;;
       openmpi)
         GLIBC_TUNABLES=$malloc_env OMPI_MCA_btl_vader_single_copy_mechanism=$ompi_single_copy \
@@ -218,6 +226,17 @@ if want openmpi; then
   fi
 fi
 
+# The machine limit: what one core copies (memcpy) and adds (c = a + b, f32) at 64 MiB, before
+# and after the sweep; the report takes the better of the two.
+machine_limit() { # output file
+  local binary="$out/bin/machine_limit"
+  if [[ ! -x $binary || $here/machine_limit.c -nt $binary ]]; then
+    timeout 120 cc -O3 -march=native -std=c99 -D_POSIX_C_SOURCE=200809L -Wall -Wextra \
+      -o "$binary" "$here/machine_limit.c" || return 0
+  fi
+  timeout 120 "$binary" -s $((64 << 20)) -n 10 >>"$1" || true
+}
+
 # "busy idle" CPU time of all cores so far, in clock ticks, from /proc/stat.
 cpu_ticks() {
   local _cpu user nice sys idle iowait irq softirq steal _rest
@@ -250,6 +269,8 @@ started=$(date +%s)
 read -r busy_start idle_start <<<"$(cpu_ticks)"
 times >"$out/logs/times.log"
 ours_start=$(children_cpu_centis "$out/logs/times.log")
+rm -f "$out/raw/machine.jsonl"
+machine_limit "$out/raw/machine.jsonl"
 echo "sweep ${min_b}..${max_b} B x2, $ranks ranks (tiercc domain size $domain_size) on $(hostname)," \
   "$(nproc) cores, CPUs ${idle_before}% idle, load $load_before"
 for band in "${bands[@]}"; do
@@ -261,12 +282,13 @@ for coll in "${coll_list[@]}"; do
   echo "== $coll"
   for ((r = 1; r <= repeat; r++)); do
     for variant in plain tuned; do
-      if want tiercc && [[ -x $tiercc_perf ]]; then
+      for lib in tiercc tiercc-sym; do
+        want "$lib" && [[ -x $tiercc_perf ]] || continue
         launch=$((2 * r - 1))
         if [[ $variant == tuned ]]; then launch=$((2 * r)); fi
-        echo "  tiercc, launch $launch"
-        run_lib "$coll" tiercc plain "$launch"
-      fi
+        echo "  $lib, launch $launch"
+        run_lib "$coll" "$lib" plain "$launch"
+      done
       for lib in openmpi mpich; do
         want "$lib" || continue
         echo "  $lib ($variant), launch $r"
@@ -284,10 +306,11 @@ total=$(((busy_end - busy_start + idle_end - idle_start) * 100 / ticks))
 others=$(((busy_end - busy_start) * 100 / ticks - ours))
 others_pct=$((total > 0 && others > 0 ? 100 * others / total : 0))
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+machine_limit "$out/raw/machine.jsonl"
 
 # --- report -----------------------------------------------------------------------------------
 versions=()
-if want tiercc; then
+if want_tiercc; then
   versions+=("tiercc $(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)")
 fi
 if want openmpi; then

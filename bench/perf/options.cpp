@@ -59,6 +59,7 @@ const char* usage() {
   return "usage: tiercc-perf [--coll allreduce|reduce_scatter|allgather|broadcast|reduce|alltoall|sendrecv]\n"
          "                   [-b minbytes] [-e maxbytes] [-f stepfactor] [-d type] [-o op] [-r root]\n"
          "                   [-n iters] [-w warmup] [-c 0|1] [--algo auto|hierarchical] [--json file]\n"
+         "                   [--symmetric]  (buffers from allocShared: zero copy inside a domain)\n"
          "Run under tiercc-run (e.g. tiercc-run -n 8 --domain-size 4 tiercc-perf -b 8 -e 64M).\n"
          "Sizes follow nccl-tests: the buffer size in bytes (K, M, G = powers of 1024).\n";
 }
@@ -71,6 +72,10 @@ Options parseOptions(int argc, char** argv, bool& help) {
     if (a == "-h" || a == "--help") {
       help = true;
       return o;
+    }
+    if (a == "--symmetric") {
+      o.symmetric = true;
+      continue;
     }
     if (i + 1 >= argc) fail(ErrorCode::InvalidArgument, a, ": missing value (or unknown option)");
     std::string v = argv[++i];

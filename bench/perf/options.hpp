@@ -1,5 +1,5 @@
 // tiercc-perf's command line, following nccl-tests: -b/-e/-f sizes, -o op, -d type, -r root,
-// -n iterations, -w warm-up, -c check; plus --coll, --algo and --json.
+// -n iterations, -w warm-up, -c check; plus --coll, --algo, --json and --symmetric.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +22,7 @@ struct Options {
   bool check = true;
   std::string algo = "auto";
   std::string json;  ///< file to append one JSON object per size to
+  bool symmetric = false;  ///< buffers from Communicator::allocShared (zero copy inside a domain)
 };
 
 /// Parses argv; InvalidArgument with a message naming the bad option. `--help` sets help.

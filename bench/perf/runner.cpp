@@ -162,13 +162,12 @@ Shape shapeOf(Coll coll, std::size_t bytes, DataType dt, int n) {
   return s;
 }
 
-Result measure(Communicator& comm, const Options& o, const Shape& s, bool inPlace, std::vector<std::byte>& send,
-               std::vector<std::byte>& recv) {
+Result measure(Communicator& comm, const Options& o, const Shape& s, bool inPlace, std::byte* send, std::byte* recv) {
   Result r;
   if (inPlace && o.coll == Coll::SendRecv) return r;  // a ring has no in-place form
   const std::size_t es = dataTypeSize(o.dt);
-  Call call = placement(o.coll, s, comm.rank(), es, inPlace, send.data(), recv.data());
-  prepare(comm, o, s, inPlace, send.data(), recv.data());
+  Call call = placement(o.coll, s, comm.rank(), es, inPlace, send, recv);
+  prepare(comm, o, s, inPlace, send, recv);
   for (int i = 0; i < o.warmup; ++i) invoke(comm, o, s, call);
   comm.barrier();
   TierStats before = comm.stats();
@@ -179,7 +178,7 @@ Result measure(Communicator& comm, const Options& o, const Shape& s, bool inPlac
 
   std::uint64_t wrong = 0;
   if (o.check) {
-    const std::byte* result = prepare(comm, o, s, inPlace, send.data(), recv.data());
+    const std::byte* result = prepare(comm, o, s, inPlace, send, recv);
     invoke(comm, o, s, call);
     wrong = check(comm, o, s, result);
   }

@@ -32,7 +32,6 @@ struct Result {
 };
 
 /// Measures one placement; buffers are allocated by the caller once, at the largest size.
-Result measure(Communicator& comm, const Options& o, const Shape& s, bool inPlace, std::vector<std::byte>& send,
-               std::vector<std::byte>& recv);
+Result measure(Communicator& comm, const Options& o, const Shape& s, bool inPlace, std::byte* send, std::byte* recv);
 
 }  // namespace tiercc::perf

@@ -63,6 +63,15 @@ tiercc_result_t tiercc_send(const void* buf, size_t count, tiercc_datatype_t dat
 tiercc_result_t tiercc_recv(void* buf, size_t count, tiercc_datatype_t datatype, int peer, tiercc_comm_t comm);
 tiercc_result_t tiercc_barrier(tiercc_comm_t comm);
 
+/** Symmetric memory (collective, like nvshmem_malloc): every rank asks for the same number of
+ *  bytes; *ptr is memory that every peer of the rank's scale-up domain maps, so collectives on it
+ *  are zero copy. tiercc_invalid_argument for 0 bytes or sizes that differ across ranks,
+ *  tiercc_not_supported without a shared-memory scale-up backend; *ptr is untouched on failure. */
+tiercc_result_t tiercc_mem_alloc(tiercc_comm_t comm, size_t bytes, void** ptr);
+/** Frees memory from tiercc_mem_alloc (every rank, same order, after its last use);
+ *  tiercc_invalid_argument, nothing freed, for any other pointer. */
+tiercc_result_t tiercc_mem_free(tiercc_comm_t comm, void* ptr);
+
 /** A fixed description of a result code ("timeout", ...). */
 const char* tiercc_result_string(tiercc_result_t result);
 /** The message of the last failed call on this thread ("" if none). */

@@ -102,6 +102,16 @@ class Communicator {
   Work alltoallAsync(const void* send, void* recv, std::size_t countPerPeer, DataType dt);
   Work barrierAsync();
 
+  /// Collective (every rank, same size, same order, like nvshmem_malloc): `bytes` of memory
+  /// that every peer of this rank's scale-up domain maps, so collectives on it copy nothing
+  /// through staging (zero copy). Zero-filled, page-aligned; lives until freeShared or until
+  /// the communicator is destroyed. Throws InvalidArgument for size 0 or sizes that differ
+  /// across ranks (nothing allocated), NotSupported when the scale-up backend has no shared memory.
+  void* allocShared(std::size_t bytes);
+  /// Frees memory from allocShared; every rank frees its allocations in the same order, after
+  /// their last use in a collective. InvalidArgument (nothing freed) for any other pointer.
+  void freeShared(void* p);
+
   /// Collective: ranks with the same color form a new communicator, ordered by (key, rank).
   /// A negative color returns an empty communicator (valid() == false).
   Communicator split(int color, int key);

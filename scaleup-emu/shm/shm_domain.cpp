@@ -3,6 +3,8 @@
 
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -11,6 +13,7 @@
 
 #include "core/errors.hpp"
 #include "core/log.hpp"
+#include "core/params.hpp"
 #include "scaleup-emu/shm/futex.hpp"
 #include "transport/bootstrap/store.hpp"
 
@@ -58,18 +61,25 @@ struct ShmDomain::Header {
   std::atomic<int> pid{0};
   std::atomic<int> failed{0};  // set by poison(), with the reason below
   char reason[512] = {};
+  std::atomic<std::uint64_t> selfAddress{0};  // this header's address in its owner's process (CMA probe)
+  alignas(64) std::byte mailbox[Domain::kMailboxBytes] = {};
 };
 static_assert(sizeof(ShmDomain::Header) <= kHeaderBytes);
 
-ShmDomain::ShmDomain(Store& store, ShmDomainConfig config) : config_(std::move(config)) {
+ShmDomain::ShmDomain(Store& store, ShmDomainConfig config)
+    : config_(std::move(config)),
+      heap_(config_.segmentPrefix, config_.localRank, static_cast<int>(config_.peerNames.size())) {
   const int n = size();
   const std::size_t bytes = kHeaderBytes + config_.windowBytes;
   auto segName = [&](int r) { return config_.segmentPrefix + "-l" + std::to_string(r); };
 
   segments_.resize(n);
+  // Let peers read this process (cross-memory attach) where Yama would otherwise forbid it.
+  if (params::getString("TIERCC_SHM_COPY") != "staged") prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
   segments_[config_.localRank] = ShmSegment::create(segName(config_.localRank), bytes);
   new (segments_[config_.localRank].data()) Header();
   header(config_.localRank)->pid.store(getpid());
+  header(config_.localRank)->selfAddress.store(reinterpret_cast<std::uintptr_t>(header(config_.localRank)));
   store.setString("created/" + std::to_string(config_.localRank), "1");
 
   for (int r = 0; r < n; ++r) {
@@ -81,6 +91,7 @@ ShmDomain::ShmDomain(Store& store, ShmDomainConfig config) : config_(std::move(c
   store.setString("mapped/" + std::to_string(config_.localRank), "1");
   for (int r = 0; r < n; ++r) store.get("mapped/" + std::to_string(r), config_.setupDeadline);
   segments_[config_.localRank].unlink();
+  decideCopyMode(store);
   TIERCC_LOG(Info, Shm) << "shm domain of " << n << " ranks mapped, window " << config_.windowBytes
                         << " bytes per rank";
 }
@@ -92,6 +103,73 @@ ShmDomain::Header* ShmDomain::header(int peer) {
 }
 
 std::byte* ShmDomain::window(int peer) { return segments_[peer].data() + kHeaderBytes; }
+
+std::byte* ShmDomain::mailbox(int peer) { return header(peer)->mailbox; }
+
+void* ShmDomain::allocateSymmetric(Store& store, std::size_t bytes, Deadline deadline) {
+  return heap_.allocate(store, bytes, deadline);
+}
+
+void ShmDomain::freeSymmetric(void* p) { heap_.release(p); }
+
+// Cross-memory attach needs ptrace-like permission on the peer: same user and, under Yama
+// (ptrace_scope 1), the peer's consent, which PR_SET_PTRACER gives (as Open MPI's vader does).
+// Each rank reads a word of every peer's header through process_vm_readv and checks it against
+// its own mapping; the ranks then agree: single copy only if every rank can read every peer.
+void ShmDomain::decideCopyMode(Store& store) {
+  const std::string mode = params::getString("TIERCC_SHM_COPY");
+  TIERCC_REQUIRE_ARG(mode == "auto" || mode == "cma" || mode == "staged", "TIERCC_SHM_COPY='", mode,
+                     "' is not one of auto, cma, staged");
+  const int n = size(), me = config_.localRank;
+  if (mode == "staged" || n == 1) {
+    TIERCC_LOG(Info, Init) << "shm copy: staged through the windows ("
+                           << (n == 1 ? "one rank in the domain" : "TIERCC_SHM_COPY=staged") << ")";
+    return;
+  }
+  std::string problem;
+  for (int r = 0; r < n && problem.empty(); ++r) {
+    if (r == me) continue;
+    Header* h = header(r);
+    int seen = 0;
+    iovec local{&seen, sizeof(seen)};
+    iovec remote{reinterpret_cast<void*>(h->selfAddress.load() + offsetof(Header, pid)), sizeof(seen)};
+    const ssize_t got = process_vm_readv(h->pid.load(), &local, 1, &remote, 1, 0);
+    if (got != static_cast<ssize_t>(sizeof(seen)))
+      problem = concat("process_vm_readv of ", config_.peerNames[r],
+                       " failed: ", got < 0 ? std::strerror(errno) : "short read");
+    else if (seen != h->pid.load())
+      problem = concat("process_vm_readv of ", config_.peerNames[r], " read the wrong data");
+  }
+  store.setString("cma/" + std::to_string(me), problem.empty() ? "ok" : problem);
+  for (int r = 0; r < n; ++r) {
+    std::string theirs = store.getString("cma/" + std::to_string(r), config_.setupDeadline);
+    if (theirs != "ok" && problem.empty()) problem = concat(config_.peerNames[r], ": ", theirs);
+  }
+  crossMemoryAttach_ = problem.empty();
+  if (!crossMemoryAttach_ && mode == "cma")
+    fail(ErrorCode::NotSupported, "TIERCC_SHM_COPY=cma, but cross-memory attach does not work here (", problem,
+         "); unset it or use auto to fall back to staged copies");
+  TIERCC_LOG(Info, Init) << "shm copy: "
+                         << (crossMemoryAttach_ ? "cross-memory attach (single copy) for ordinary buffers"
+                                                : "staged through the windows, cross-memory attach is not permitted "
+                                                  "here (" + problem + ")");
+}
+
+void ShmDomain::readPeer(int peer, std::uint64_t remote, void* dst, std::size_t bytes) {
+  auto* out = static_cast<char*>(dst);
+  const int pid = header(peer)->pid.load();
+  while (bytes > 0) {
+    iovec local{out, bytes};
+    iovec from{reinterpret_cast<void*>(remote), bytes};
+    const ssize_t got = process_vm_readv(pid, &local, 1, &from, 1, 0);
+    if (got <= 0)
+      fail(ErrorCode::SystemError, "cross-memory read of ", bytes, " bytes from ", config_.peerNames[peer],
+           " failed: ", got < 0 ? std::strerror(errno) : "nothing read");
+    out += got;
+    remote += static_cast<std::uint64_t>(got);
+    bytes -= static_cast<std::size_t>(got);
+  }
+}
 
 void ShmDomain::signal(int flag, std::uint32_t value) {
   Flag& f = header(config_.localRank)->flags[flag];

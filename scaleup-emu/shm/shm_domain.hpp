@@ -10,6 +10,7 @@
 
 #include "scaleup-emu/domain.hpp"
 #include "scaleup-emu/shm/shm_segment.hpp"
+#include "scaleup-emu/shm/symmetric_heap.hpp"
 
 namespace tiercc {
 
@@ -27,7 +28,8 @@ struct ShmDomainConfig {
 class ShmDomain final : public Domain {
  public:
   /// Creates this rank's segment, maps every peer's (rendezvous through `store`, whose keys
-  /// must already be private to this domain), then unlinks the names.
+  /// must already be private to this domain), then unlinks the names. Then decides, with the
+  /// peers, whether cross-memory attach works here (TIERCC_SHM_COPY=auto|cma|staged).
   ShmDomain(Store& store, ShmDomainConfig config);
   ~ShmDomain() override;
 
@@ -40,10 +42,18 @@ class ShmDomain final : public Domain {
   void waitUntil(int peer, int flag, std::uint32_t value, Deadline deadline, const std::string& what) override;
   void abort() override;
   void poison(const std::string& reason) override;
+  std::byte* mailbox(int peer) override;
+  SymmetricMemory* symmetric() override { return &heap_; }
+  void* allocateSymmetric(Store& store, std::size_t bytes, Deadline deadline) override;
+  void freeSymmetric(void* p) override;
+  bool crossMemoryAttach() const override { return crossMemoryAttach_; }
+  void readPeer(int peer, std::uint64_t remote, void* dst, std::size_t bytes) override;
 
   struct Header;
 
  private:
+  /// Probes process_vm_readv on every peer and agrees with them through `store`.
+  void decideCopyMode(Store& store);
   Header* header(int peer);
   /// Why the peer failed (poisoned itself, or its process is gone), or empty if it did not.
   std::string peerFailure(int peer);
@@ -51,6 +61,8 @@ class ShmDomain final : public Domain {
   ShmDomainConfig config_;
   std::vector<ShmSegment> segments_;  // index = local rank
   std::atomic<bool> aborted_{false};
+  SymmetricHeap heap_;
+  bool crossMemoryAttach_ = false;
 };
 
 }  // namespace tiercc

@@ -1,0 +1,95 @@
+// Symmetric heap of the shm backend (see symmetric_heap.hpp).
+#include "scaleup-emu/shm/symmetric_heap.hpp"
+
+#include <unistd.h>
+
+#include "core/errors.hpp"
+#include "core/log.hpp"
+#include "transport/bootstrap/store.hpp"
+
+namespace tiercc {
+
+SymmetricHeap::SymmetricHeap(std::string segmentPrefix, int localRank, int size)
+    : prefix_(std::move(segmentPrefix)), localRank_(localRank), size_(size) {}
+
+SymmetricHeap::~SymmetricHeap() = default;
+
+void* SymmetricHeap::allocate(Store& store, std::size_t bytes, Deadline deadline) {
+  const std::uint32_t id = nextId_++;
+  const std::string key = "sym" + std::to_string(id) + "/";
+  auto segName = [&](int r) { return prefix_ + "-s" + std::to_string(id) + "-l" + std::to_string(r); };
+
+  // Sizes first: nothing is created unless every rank asked for the same, valid size.
+  store.setString(key + "size/" + std::to_string(localRank_), std::to_string(bytes));
+  for (int r = 0; r < size_; ++r) {
+    std::string theirs = store.getString(key + "size/" + std::to_string(r), deadline);
+    if (theirs != std::to_string(bytes))
+      fail(ErrorCode::InvalidArgument, "allocShared: ranks of this domain disagree on the size (local rank ",
+           localRank_, " asked for ", bytes, " bytes, local rank ", r, " for ", theirs,
+           "): every rank must call allocShared with the same size");
+  }
+  TIERCC_REQUIRE_ARG(bytes > 0, "allocShared: size 0 (ask for at least one byte)");
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  TIERCC_REQUIRE_ARG(bytes <= SIZE_MAX - page, "allocShared: ", bytes, " bytes overflow the address space");
+  const std::size_t mapped = (bytes + page - 1) / page * page;
+
+  Allocation a;
+  a.bytes = bytes;
+  a.segments.resize(size_);
+  a.segments[localRank_] = ShmSegment::create(segName(localRank_), mapped);
+  store.setString(key + "created/" + std::to_string(localRank_), "1");
+  for (int r = 0; r < size_; ++r) {
+    if (r == localRank_) continue;
+    store.get(key + "created/" + std::to_string(r), deadline);
+    a.segments[r] = ShmSegment::open(segName(r), mapped);
+  }
+  // As for the windows: once every peer mapped ours, the name goes, so nothing can leak.
+  store.setString(key + "mapped/" + std::to_string(localRank_), "1");
+  for (int r = 0; r < size_; ++r) store.get(key + "mapped/" + std::to_string(r), deadline);
+  a.segments[localRank_].unlink();
+
+  std::byte* base = a.segments[localRank_].data();
+  std::lock_guard<std::mutex> lock(mutex_);
+  byBase_[reinterpret_cast<std::uintptr_t>(base)] = id;
+  byId_.emplace(id, std::move(a));
+  TIERCC_LOG(Trace, Shm) << "symmetric allocation " << id << ": " << bytes << " bytes at " << base;
+  return base;
+}
+
+void SymmetricHeap::release(void* p) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = byBase_.find(reinterpret_cast<std::uintptr_t>(p));
+  TIERCC_REQUIRE_ARG(it != byBase_.end(), "freeShared: ", p,
+                     " is not a pointer returned by allocShared on this communicator (or was freed already);"
+                     " nothing was freed");
+  byId_.erase(it->second);
+  byBase_.erase(it);
+}
+
+std::optional<SymmetricRef> SymmetricHeap::find(const void* p, std::size_t bytes) const {
+  const auto addr = reinterpret_cast<std::uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = byBase_.upper_bound(addr);
+  if (it == byBase_.begin()) return std::nullopt;
+  --it;
+  const Allocation& a = byId_.at(it->second);
+  const std::uintptr_t offset = addr - it->first;
+  if (offset > a.bytes || bytes > a.bytes - offset) return std::nullopt;
+  return SymmetricRef{it->second, offset};
+}
+
+std::byte* SymmetricHeap::peerAddress(int peer, const SymmetricRef& ref) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = byId_.find(ref.id);
+  if (it == byId_.end())
+    fail(ErrorCode::InvalidArgument, "local rank ", peer, " uses symmetric allocation ", ref.id,
+         ", which this rank has freed: free symmetric memory on every rank only after its last use");
+  return it->second.segments[peer].data() + ref.offset;
+}
+
+std::size_t SymmetricHeap::liveAllocations() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return byId_.size();
+}
+
+}  // namespace tiercc
