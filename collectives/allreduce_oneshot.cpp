@@ -50,13 +50,4 @@ void allreduceOneShot(CollContext& ctx, const void* send, void* recv, std::size_
   ctx.stats.scaleOutBoundBytes += static_cast<std::uint64_t>(domainBound / t.domainSize());
 }
 
-void allreduce(CollContext& ctx, const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op) {
-  const std::size_t bytes = count * dataTypeSize(dt);
-  // One-shot needs the D domain results in scratch, and a rail peer for every rank (uniform).
-  const bool fits = bytes * ctx.topo.numDomains() <= ctx.scratch.receive.size() && bytes <= ctx.domain.windowBytes();
-  if (bytes <= ctx.tuning.allreduceOneShotBytes && fits && ctx.topo.uniform())
-    return allreduceOneShot(ctx, send, recv, count, dt, op);
-  allreduceHierarchical(ctx, send, recv, count, dt, op);
-}
-
 }  // namespace tiercc

@@ -31,8 +31,11 @@ struct Scratch {
 
 /// Algorithm thresholds, read once per communicator (TIERCC_* parameters).
 struct Tuning {
-  std::size_t allreduceOneShotBytes = 16384;  ///< up to this size, allreduce runs one-shot
+  std::size_t allreduceOneShotBytes = 16384;  ///< up to this size, allreduce may run one-shot
+  int knomialRadix = 2;                       ///< TIERCC_KNOMIAL_RADIX
 };
+
+class Selector;
 
 struct CollContext {
   const Topology& topo;
@@ -48,6 +51,7 @@ struct CollContext {
   LinkModel* scaleUpLink = nullptr;   ///< paces tier 0 (TIERCC_EMU_SCALEUP_*); null: not paced
   LinkModel* scaleOutLink = nullptr;  ///< paces tier 1 sends (TIERCC_EMU_SCALEOUT_*); null: not paced
   std::chrono::milliseconds timeout{0};  ///< TIERCC_TIMEOUT: each round's waits get this long
+  Selector* selector = nullptr;          ///< chooses each call's algorithm (collectives/plan)
 
   /// This rank has read `bytes` from its domain peers' windows: counts them and, with a link
   /// model, blocks until the modelled scale-up link would have carried them.
@@ -64,14 +68,13 @@ inline std::pair<std::size_t, std::size_t> partition(std::size_t n, std::size_t 
   return {begin, begin + base + (i < extra ? 1 : 0)};
 }
 
-// The collectives, each hierarchical and rail-parallel (see its file). Arguments are
+// The hierarchical collectives, rail-parallel (see each file); the executor
+// (collectives/plan/executor.hpp) picks between them and the flat ones (collectives/flat/). Arguments are
 // validated by the caller; in place follows NCCL's definitions.
 void allreduceHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t count,
                            DataType dt, ReduceOp op);
 /// Latency-optimal allreduce for small messages: one exchange per tier (see allreduce_oneshot.cpp).
 void allreduceOneShot(CollContext& ctx, const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op);
-/// Picks one-shot or hierarchical by size and topology.
-void allreduce(CollContext& ctx, const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op);
 void broadcastHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t count, DataType dt,
                            int root);
 void reduceHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t count, DataType dt,

@@ -29,9 +29,17 @@ void TransferBatch::send(int peer, std::uint64_t tag, const std::byte* buf, std:
   op.len = len;
   ctx_.transport->isend(op);
   pending_.push_back(&op);
-  ctx_.stats.scaleOutBytes += len;
-  sentBytes_ += len;
-  sent_ = true;
+  // A flat algorithm also talks to ranks of its own domain over the transport: that traffic
+  // is scale-up (in a real domain it would ride the fast links), and is counted and paced so.
+  if (ctx_.topo.domainOf(peer) == ctx_.topo.domain()) {
+    ctx_.stats.scaleUpBytes += len;
+    insideBytes_ += len;
+    sentInside_ = true;
+  } else {
+    ctx_.stats.scaleOutBytes += len;
+    sentBytes_ += len;
+    sent_ = true;
+  }
 }
 
 void TransferBatch::recv(int peer, std::uint64_t tag, std::byte* buf, std::size_t len) {
@@ -52,8 +60,9 @@ void TransferBatch::wait() {
   // Only the sender pays: the real transfer overlapped the modelled one since the first post,
   // and the receivers see the delay at their next step that depends on this rank.
   if (sent_ && ctx_.scaleOutLink) ctx_.scaleOutLink->charge(sentBytes_, firstPost_);
-  sentBytes_ = 0;
-  sent_ = false;
+  if (sentInside_ && ctx_.scaleUpLink) ctx_.scaleUpLink->charge(insideBytes_, firstPost_);
+  sentBytes_ = insideBytes_ = 0;
+  sent_ = sentInside_ = false;
 }
 
 }  // namespace tiercc

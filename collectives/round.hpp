@@ -21,8 +21,9 @@ inline std::uint64_t roundTag(const CollContext& ctx, std::uint64_t chunk, std::
   return (ctx.seq << 32) | (chunk << 8) | phase;
 }
 
-/// Scale-out operations posted together; wait() completes them all. The bytes sent are counted
-/// when posted and, with a link model, paid in wait(): the batch is one step of the model.
+/// Transport operations posted together; wait() completes them all. The bytes sent are counted
+/// when posted, on the tier of the peer (same domain: scale-up), and, with a link model, paid
+/// in wait(): the batch is one step of the model.
 class TransferBatch {
  public:
   explicit TransferBatch(CollContext& ctx) : ctx_(ctx) {}
@@ -35,8 +36,10 @@ class TransferBatch {
   CollContext& ctx_;
   std::deque<TransferOp> ops_;  // deque: posted ops must not move
   std::vector<TransferOp*> pending_;
-  std::size_t sentBytes_ = 0;    // posted since the last wait(), for the link model
-  bool sent_ = false;            // a send was posted since the last wait() (it may be empty)
+  std::size_t sentBytes_ = 0;    // sent across domains since the last wait(), for the link model
+  std::size_t insideBytes_ = 0;  // sent to ranks of this domain since the last wait()
+  bool sent_ = false;            // a send across domains was posted (it may be empty)
+  bool sentInside_ = false;      // a send inside the domain was posted
   Clock::time_point firstPost_;  // when this step's transfers began
 };
 

@@ -126,6 +126,11 @@ tiercc_result_t tiercc_alltoall(const void* s, void* r, size_t count_per_peer, t
   return guarded([&] { use(comm, "tiercc_alltoall").alltoall(s, r, count_per_peer, dt(d)); });
 }
 
+tiercc_result_t tiercc_alltoallv(const void* s, const size_t* sc, const size_t* sd, void* r, const size_t* rc,
+                                 const size_t* rd, tiercc_datatype_t d, tiercc_comm_t comm) {
+  return guarded([&] { use(comm, "tiercc_alltoallv").alltoallv(s, sc, sd, r, rc, rd, dt(d)); });
+}
+
 tiercc_result_t tiercc_send(const void* buf, size_t count, tiercc_datatype_t d, int peer, tiercc_comm_t comm) {
   return guarded([&] { use(comm, "tiercc_send").send(buf, count, dt(d), peer); });
 }

@@ -1,8 +1,10 @@
 // The public collectives: validate arguments (bad input changes nothing), then run the
 // algorithm in order with the communicator's other operations.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
+#include "collectives/plan/executor.hpp"
 #include "core/communicator_impl.hpp"
 #include "core/errors.hpp"
 #include "core/log.hpp"
@@ -56,7 +58,7 @@ void Communicator::Impl::execute(const char* name, std::uint64_t seq,
   TierStats delta;
   CollContext ctx{topo_, *domain_, transport_.get(), scratch_, epoch_, delta, seq,
                   std::string(name) + " #" + std::to_string(seq), Deadline::after(timeout_), tuning_,
-                  scaleUpLink_.get(), scaleOutLink_.get(), timeout_};
+                  scaleUpLink_.get(), scaleOutLink_.get(), timeout_, selector_.get()};
   TIERCC_LOG(Trace, Coll) << ctx.what << " start";
   try {
     body(ctx);
@@ -76,6 +78,7 @@ void Communicator::Impl::execute(const char* name, std::uint64_t seq,
   stats_.scaleUpBytes += delta.scaleUpBytes;
   stats_.scaleOutBytes += delta.scaleOutBytes;
   stats_.scaleOutBoundBytes += delta.scaleOutBoundBytes;
+  if (!delta.algorithm.empty()) stats_.algorithm = delta.algorithm;
 }
 
 // A failed collective leaves the tiers mid-protocol: the communicator stops (later calls get
@@ -138,7 +141,7 @@ Body allreduceBody(const void* send, void* recv, std::size_t count, DataType dt,
   requireOp(op);
   std::size_t bytes = byteSize("allreduce", count, dt);
   requireBuffers("allreduce", send, bytes, recv, bytes, recv);
-  return [=](CollContext& ctx) { allreduce(ctx, send, recv, count, dt, op); };
+  return [=](CollContext& ctx) { runCollective(ctx, {Collective::AllReduce, send, recv, count, dt, op}); };
 }
 
 Body reduceScatterBody(int rank, int size, const void* send, void* recv, std::size_t recvCount, DataType dt,
@@ -149,7 +152,7 @@ Body reduceScatterBody(int rank, int size, const void* send, void* recv, std::si
   std::size_t sendBytes = byteSize("reduce_scatter", recvCount, dt, size);
   // In place: recv == send + rank x recvCount.
   requireBuffers("reduce_scatter", send, sendBytes, recv, recvBytes, shifted(recv, -static_cast<std::ptrdiff_t>(rank * recvBytes)));
-  return [=](CollContext& ctx) { reduceScatterHierarchical(ctx, send, recv, recvCount, dt, op); };
+  return [=](CollContext& ctx) { runCollective(ctx, {Collective::ReduceScatter, send, recv, recvCount, dt, op}); };
 }
 
 Body allgatherBody(int rank, int size, const void* send, void* recv, std::size_t sendCount, DataType dt) {
@@ -158,7 +161,7 @@ Body allgatherBody(int rank, int size, const void* send, void* recv, std::size_t
   std::size_t recvBytes = byteSize("allgather", sendCount, dt, size);
   // In place: send == recv + rank x sendCount.
   requireBuffers("allgather", send, sendBytes, recv, recvBytes, shifted(recv, static_cast<std::ptrdiff_t>(rank * sendBytes)));
-  return [=](CollContext& ctx) { allgatherHierarchical(ctx, send, recv, sendCount, dt); };
+  return [=](CollContext& ctx) { runCollective(ctx, {Collective::AllGather, send, recv, sendCount, dt}); };
 }
 
 Body broadcastBody(int rank, int size, const void* send, void* recv, std::size_t count, DataType dt, int root) {
@@ -166,7 +169,9 @@ Body broadcastBody(int rank, int size, const void* send, void* recv, std::size_t
   requireRank("broadcast", "root", root, size);
   std::size_t bytes = byteSize("broadcast", count, dt);
   requireBuffers("broadcast", send, rank == root ? bytes : 0, recv, bytes, recv);
-  return [=](CollContext& ctx) { broadcastHierarchical(ctx, send, recv, count, dt, root); };
+  return [=](CollContext& ctx) {
+    runCollective(ctx, {Collective::Broadcast, send, recv, count, dt, ReduceOp::Sum, root});
+  };
 }
 
 Body reduceBody(int rank, int size, const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op,
@@ -176,21 +181,48 @@ Body reduceBody(int rank, int size, const void* send, void* recv, std::size_t co
   requireRank("reduce", "root", root, size);
   std::size_t bytes = byteSize("reduce", count, dt);
   requireBuffers("reduce", send, bytes, recv, rank == root ? bytes : 0, recv);
-  return [=](CollContext& ctx) { reduceHierarchical(ctx, send, recv, count, dt, op, root); };
+  return [=](CollContext& ctx) { runCollective(ctx, {Collective::Reduce, send, recv, count, dt, op, root}); };
 }
 
 Body alltoallBody(int size, const void* send, void* recv, std::size_t countPerPeer, DataType dt) {
   requireType(dt);
   std::size_t bytes = byteSize("alltoall", countPerPeer, dt, size);
   requireBuffers("alltoall", send, bytes, recv, bytes, recv);
-  return [=](CollContext& ctx) { alltoallHierarchical(ctx, send, recv, countPerPeer, dt); };
+  return [=](CollContext& ctx) { runCollective(ctx, {Collective::AllToAll, send, recv, countPerPeer, dt}); };
+}
+
+// Extent in bytes of the blocks (counts, displacements in elements) of one side.
+std::size_t vectorExtent(const char* side, const std::size_t* counts, const std::size_t* displs, int size, DataType dt) {
+  TIERCC_REQUIRE_ARG(counts && displs, "alltoallv: ", side, " counts and displacements must not be null");
+  std::size_t end = 0;
+  for (int r = 0; r < size; ++r) {
+    TIERCC_REQUIRE_ARG(counts[r] <= SIZE_MAX - displs[r], "alltoallv: ", side, " block ", r, " overflows");
+    if (counts[r]) end = std::max(end, byteSize("alltoallv", counts[r] + displs[r], dt));
+  }
+  return end;
+}
+
+Body alltoallvBody(int size, const void* send, const std::size_t* sendCounts, const std::size_t* sendDispls, void* recv,
+                   const std::size_t* recvCounts, const std::size_t* recvDispls, DataType dt) {
+  requireType(dt);
+  const std::size_t sendBytes = vectorExtent("send", sendCounts, sendDispls, size, dt);
+  const std::size_t recvBytes = vectorExtent("receive", recvCounts, recvDispls, size, dt);
+  requireBuffers("alltoallv", send, sendBytes, recv, recvBytes, nullptr);
+  // Copies: an async call's arrays need not outlive the call.
+  std::vector<std::size_t> sc(sendCounts, sendCounts + size), sd(sendDispls, sendDispls + size);
+  std::vector<std::size_t> rc(recvCounts, recvCounts + size), rd(recvDispls, recvDispls + size);
+  return [=](CollContext& ctx) {
+    CollArgs a{Collective::AllToAllv, send, recv, 0, dt};
+    a.sendCounts = sc.data();
+    a.sendDispls = sd.data();
+    a.recvCounts = rc.data();
+    a.recvDispls = rd.data();
+    runCollective(ctx, a);
+  };
 }
 
 Body barrierBody() {
-  return [](CollContext& ctx) {
-    std::uint8_t token = 1, result = 0;
-    allreduce(ctx, &token, &result, 1, DataType::U8, ReduceOp::Max);
-  };
+  return [](CollContext& ctx) { runCollective(ctx, {Collective::Barrier, nullptr, nullptr, 0, DataType::U8}); };
 }
 
 }  // namespace
@@ -245,6 +277,17 @@ void Communicator::alltoall(const void* send, void* recv, std::size_t countPerPe
 Work Communicator::alltoallAsync(const void* send, void* recv, std::size_t countPerPeer, DataType dt) {
   Impl& c = live(impl_);
   return c.runAsync("alltoall", alltoallBody(size(), send, recv, countPerPeer, dt));
+}
+
+void Communicator::alltoallv(const void* send, const std::size_t* sendCounts, const std::size_t* sendDispls, void* recv,
+                             const std::size_t* recvCounts, const std::size_t* recvDispls, DataType dt) {
+  Impl& c = live(impl_);
+  c.runBlocking("alltoallv", alltoallvBody(size(), send, sendCounts, sendDispls, recv, recvCounts, recvDispls, dt));
+}
+Work Communicator::alltoallvAsync(const void* send, const std::size_t* sendCounts, const std::size_t* sendDispls,
+                                  void* recv, const std::size_t* recvCounts, const std::size_t* recvDispls, DataType dt) {
+  Impl& c = live(impl_);
+  return c.runAsync("alltoallv", alltoallvBody(size(), send, sendCounts, sendDispls, recv, recvCounts, recvDispls, dt));
 }
 
 void Communicator::barrier() { live(impl_).runBlocking("barrier", barrierBody()); }

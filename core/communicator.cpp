@@ -18,6 +18,7 @@
 #include "scaleup-emu/shm/shm_domain.hpp"
 #include "transport/bootstrap/store.hpp"
 #include "transport/factory.hpp"
+#include "collectives/plan/selector.hpp"
 
 namespace tiercc {
 namespace {
@@ -62,6 +63,11 @@ Communicator::Impl::Impl(CommSetup setup) : setup_(std::move(setup)) {
                      " is not in [0, ", setup_.size, ")");
   timeout_ = params::getDuration("TIERCC_TIMEOUT");
   tuning_.allreduceOneShotBytes = static_cast<std::size_t>(std::max<std::int64_t>(0, params::getInt("TIERCC_ALLREDUCE_ONESHOT_BYTES")));
+  tuning_.knomialRadix = static_cast<int>(params::getInt("TIERCC_KNOMIAL_RADIX"));
+  TIERCC_REQUIRE_ARG(tuning_.knomialRadix >= 2 && tuning_.knomialRadix <= 16, "TIERCC_KNOMIAL_RADIX must be in [2, 16], got ",
+                     tuning_.knomialRadix);
+  algoOverrides_ = parseAlgoOverrides(params::getString("TIERCC_ALGO"));  // a bad value fails before any wait
+  tierModel_ = TierModel::fromParams();
   store_ = std::make_shared<PrefixStore>(setup_.baseStore, setup_.prefix);
   if (!setup_.forcedDomain) log::setRank(setup_.rank);
   initTiers();
@@ -99,7 +105,9 @@ void Communicator::Impl::initTiers() {
   mine.settings = concat("transport=", transportName, " scaleup=", scaleUpAsked,
                          " shm_chunk=", params::getInt("TIERCC_SHM_CHUNK"),
                          " allreduce_oneshot_bytes=", tuning_.allreduceOneShotBytes,
-                         " shm_copy=", params::getString("TIERCC_SHM_COPY"));
+                         " shm_copy=", params::getString("TIERCC_SHM_COPY"), " algo=", params::getString("TIERCC_ALGO"),
+                         " knomial_radix=", tuning_.knomialRadix, " tune=", tierModel_.scaleUp.describe(), "/",
+                         tierModel_.scaleOut.describe());
   store_->setString("rank/" + std::to_string(rank), mine.encode());
   std::vector<RankInfo> all(size);
   for (int r = 0; r < size; ++r) all[r] = RankInfo::decode(store_->getString("rank/" + std::to_string(r), deadline));
@@ -110,6 +118,7 @@ void Communicator::Impl::initTiers() {
       fail(ErrorCode::InvalidArgument, "ranks disagree on their settings: rank 0 has '", all[0].settings, "', rank ", r,
            " has '", all[r].settings, "' (set TIERCC_TRANSPORT, TIERCC_SHM_CHUNK, ... alike on every rank)");
   topo_ = Topology::build(all, rank);
+  selector_ = std::make_unique<Selector>(shapeOf(topo_), tierModel_, algoOverrides_, tuning_.allreduceOneShotBytes);
 
   // Tier 0: shm when every member of the domain is on this host, else the emulated backend
   // (memory semantics over a transport of the domain's own); TIERCC_SCALEUP may force either.
@@ -229,9 +238,10 @@ void Communicator::Impl::writeStatsFile() const {
   TierStats s = stats();
   std::ofstream out(path, std::ios::app);
   out << "{\"rank\":" << topo_.rank() << ",\"size\":" << topo_.size() << ",\"domain\":" << topo_.domain()
-      << ",\"local_rank\":" << topo_.localRank() << ",\"collectives\":" << s.collectives
+      << ",\"local_rank\":" << topo_.localRank() << ",\"rail\":" << topo_.localRank()
+      << ",\"collectives\":" << s.collectives
       << ",\"scaleup_bytes\":" << s.scaleUpBytes << ",\"scaleout_bytes\":" << s.scaleOutBytes
-      << ",\"scaleout_bound_bytes\":" << s.scaleOutBoundBytes << "}\n";
+      << ",\"scaleout_bound_bytes\":" << s.scaleOutBoundBytes << ",\"last_algorithm\":\"" << s.algorithm << "\"}\n";
 }
 
 void Communicator::Impl::abort() {

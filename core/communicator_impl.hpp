@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collectives/context.hpp"
+#include "collectives/plan/selector.hpp"
 #include "core/op_queue.hpp"
 #include "core/topology.hpp"
 #include "tiercc/tiercc.hpp"
@@ -71,6 +72,9 @@ class Communicator::Impl {
   std::unique_ptr<Transport> transport_;
   Scratch scratch_;
   Tuning tuning_;
+  AlgoOverrides algoOverrides_;         // TIERCC_ALGO
+  TierModel tierModel_;                 // what the cost model assumes of the tiers
+  std::unique_ptr<Selector> selector_;  // built once the topology is known
   std::unique_ptr<LinkModel> scaleUpLink_, scaleOutLink_;  // this rank's links; unpaced by default
   std::uint32_t epoch_ = 0;
   std::atomic<std::uint64_t> nextSeq_{0};  // assigned at issue, so async calls keep their order

@@ -59,6 +59,10 @@ tiercc_result_t tiercc_reduce(const void* sendbuf, void* recvbuf, size_t count, 
                               tiercc_redop_t op, int root, tiercc_comm_t comm);
 tiercc_result_t tiercc_alltoall(const void* sendbuf, void* recvbuf, size_t count_per_peer,
                                 tiercc_datatype_t datatype, tiercc_comm_t comm);
+/** MPI_Alltoallv: counts and displacements in elements, arrays of comm size. */
+tiercc_result_t tiercc_alltoallv(const void* sendbuf, const size_t* sendcounts, const size_t* sdispls, void* recvbuf,
+                                 const size_t* recvcounts, const size_t* rdispls, tiercc_datatype_t datatype,
+                                 tiercc_comm_t comm);
 tiercc_result_t tiercc_send(const void* buf, size_t count, tiercc_datatype_t datatype, int peer, tiercc_comm_t comm);
 tiercc_result_t tiercc_recv(void* buf, size_t count, tiercc_datatype_t datatype, int peer, tiercc_comm_t comm);
 tiercc_result_t tiercc_barrier(tiercc_comm_t comm);

@@ -25,6 +25,7 @@ struct TierStats {
   std::uint64_t scaleUpBytes = 0;     ///< bytes this rank moved inside its domain (tier 0)
   std::uint64_t scaleOutBytes = 0;    ///< bytes this rank sent across domains (tier 1)
   std::uint64_t scaleOutBoundBytes = 0;  ///< this rank's share of the slow-tier lower bound
+  std::string algorithm;              ///< the algorithm the last collective ran ("hierarchical", "ring", ...)
 };
 
 /// Handle of an asynchronous collective. Collectives on one communicator complete in issue order.
@@ -86,6 +87,11 @@ class Communicator {
   void reduce(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op, int root);
   /// Block j of send (countPerPeer) goes to rank j; block i of recv comes from rank i.
   void alltoall(const void* send, void* recv, std::size_t countPerPeer, DataType dt);
+  /// MPI_Alltoallv: sendCounts[j] elements at send + sendDispls[j] go to rank j; recvCounts[i]
+  /// elements from rank i land at recv + recvDispls[i] (counts and displacements in elements,
+  /// arrays of size()). sendCounts[j] here must equal recvCounts[rank()] on rank j. Not in place.
+  void alltoallv(const void* send, const std::size_t* sendCounts, const std::size_t* sendDispls, void* recv,
+                 const std::size_t* recvCounts, const std::size_t* recvDispls, DataType dt);
   /// Point-to-point: sends count elements to peer (matched in order with peer's recv).
   void send(const void* buf, std::size_t count, DataType dt, int peer);
   /// Point-to-point: receives count elements from peer.
@@ -100,6 +106,9 @@ class Communicator {
   Work broadcastAsync(const void* send, void* recv, std::size_t count, DataType dt, int root);
   Work reduceAsync(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op, int root);
   Work alltoallAsync(const void* send, void* recv, std::size_t countPerPeer, DataType dt);
+  /// The arrays are copied: they need not outlive the call (the buffers must).
+  Work alltoallvAsync(const void* send, const std::size_t* sendCounts, const std::size_t* sendDispls, void* recv,
+                      const std::size_t* recvCounts, const std::size_t* recvDispls, DataType dt);
   Work barrierAsync();
 
   /// Collective (every rank, same size, same order, like nvshmem_malloc): `bytes` of memory

@@ -1,0 +1,199 @@
+// Plans, the cost model and the selector, as pure functions: no ranks, no network.
+#include <gtest/gtest.h>
+
+#include "collectives/plan/cost_model.hpp"
+#include "collectives/plan/selector.hpp"
+#include "core/errors.hpp"
+
+namespace tiercc {
+namespace {
+
+// Every shape the issue names: D in 1..4, k in 1..4, and uneven domains.
+std::vector<Shape> shapes() {
+  std::vector<Shape> out;
+  for (int d = 1; d <= 4; ++d)
+    for (int k = 1; k <= 4; ++k) out.push_back(Shape::uniformDomains(d, k));
+  for (std::vector<int> sizes : std::vector<std::vector<int>>{{3, 1}, {2, 2, 1}, {4, 3}, {1, 4, 2, 3}}) {
+    Shape s;
+    s.domainSizes = sizes;
+    for (int d = 0; d < static_cast<int>(sizes.size()); ++d) s.domainOf.insert(s.domainOf.end(), sizes[d], d);
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::string name(const Shape& s) {
+  std::string out;
+  for (int k : s.domainSizes) out += (out.empty() ? "" : "+") + std::to_string(k);
+  return out;
+}
+
+Request request(Collective c, std::size_t count) {
+  Request r;
+  r.coll = c;
+  r.count = count;
+  r.dt = DataType::F32;
+  r.totalBytes = count * 4;
+  return r;
+}
+
+TEST(Plan, NoPlanSendsFewerSlowTierBytesThanTheBound) {
+  for (const Shape& s : shapes())
+    for (int c = 0; c < kNumCollectives; ++c) {
+      const Request req = request(static_cast<Collective>(c), 12 * 5 * 7 * 1024);  // divisible by every size here
+      for (const std::string& algo : algorithmsFor(req.coll)) {
+        if (!unsupportedReason(algo, req, s).empty()) continue;
+        const Plan p = buildPlan(algo, req, s);
+        EXPECT_GE(p.scaleOutBytes(), p.boundBytes) << toString(req.coll) << ":" << algo << " on " << name(s);
+        if (s.numDomains() == 1) {
+          EXPECT_EQ(p.scaleOutBytes(), 0u) << toString(req.coll) << ":" << algo << " on " << name(s);
+        }
+      }
+    }
+}
+
+TEST(Plan, HierarchicalIsAtTheBound) {
+  for (const Shape& s : shapes())
+    for (Collective c : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather, Collective::Broadcast,
+                         Collective::Reduce, Collective::AllToAll}) {
+      const Request req = request(c, 12 * 5 * 7 * 1024);
+      const Plan p = buildPlan("hierarchical", req, s);
+      EXPECT_EQ(p.scaleOutBytes(), p.boundBytes) << toString(c) << " on " << name(s);
+    }
+}
+
+TEST(Plan, FlatRingCrossesMoreThanTheBound) {
+  // 2 domains x 2: the ring 0-1-2-3 crosses twice, each crossing carrying 2 (p-1)/p S.
+  const Shape s = Shape::uniformDomains(2, 2);
+  const Request req = request(Collective::AllReduce, 1 << 20);
+  const Plan ring = buildPlan("ring", req, s), hier = buildPlan("hierarchical", req, s);
+  const std::uint64_t S = 4u << 20;
+  EXPECT_EQ(ring.scaleOutBytes(), 2 * (2 * 3 * S / 4));
+  EXPECT_EQ(hier.scaleOutBytes(), 2 * S);  // 2 (D-1) S summed over ranks
+  EXPECT_EQ(hier.boundBytes, 2 * S);
+  EXPECT_GT(ring.scaleOutBytes(), hier.scaleOutBytes());
+}
+
+TEST(Plan, BoundsFollowTheirFormulas) {
+  const Shape s = Shape::uniformDomains(3, 4);  // N = 12
+  const std::uint64_t B = 4 * 100;
+  EXPECT_EQ(slowTierBound(request(Collective::AllReduce, 100), s), 2 * 2 * B);
+  EXPECT_EQ(slowTierBound(request(Collective::AllGather, 100), s), 2 * 12 * B);
+  EXPECT_EQ(slowTierBound(request(Collective::ReduceScatter, 100), s), 2 * 12 * B);
+  EXPECT_EQ(slowTierBound(request(Collective::Broadcast, 100), s), 2 * B);
+  EXPECT_EQ(slowTierBound(request(Collective::Reduce, 100), s), 2 * B);
+  EXPECT_EQ(slowTierBound(request(Collective::AllToAll, 100), s), 12 * 8 * B);
+}
+
+TEST(Plan, OneRankMovesNothing) {
+  const Plan p = buildPlan("ring", request(Collective::AllReduce, 1000), Shape::uniformDomains(1, 1));
+  EXPECT_TRUE(p.steps.empty());
+}
+
+TEST(Plan, OneShotNeedsUniformDomainsAndAWindow) {
+  Shape uneven;
+  uneven.domainSizes = {3, 1};
+  uneven.domainOf = {0, 0, 0, 1};
+  EXPECT_NE(unsupportedReason("one_shot", request(Collective::AllReduce, 16), uneven), "");
+  Request big = request(Collective::AllReduce, 1 << 20);
+  big.windowBytes = 1 << 20;
+  EXPECT_NE(unsupportedReason("one_shot", big, Shape::uniformDomains(2, 2)), "");
+  EXPECT_EQ(unsupportedReason("one_shot", request(Collective::AllReduce, 16), Shape::uniformDomains(2, 2)), "");
+  EXPECT_NE(unsupportedReason("bogus", request(Collective::AllReduce, 16), Shape::uniformDomains(2, 2)).find("ring"),
+            std::string::npos);
+}
+
+TEST(CostModel, PricesLatencyAndBandwidthPerStep) {
+  TierModel m;
+  m.scaleUp = {10e9, 1e-6};
+  m.scaleOut = {1e9, 10e-6};
+  m.transportInside = m.scaleOut;
+  Plan p;
+  Step up;
+  up.tier = Tier::ScaleUp;
+  up.overTransport = false;
+  up.latencySteps = 2;
+  up.busiestBytes = 10e6;
+  Step out;
+  out.tier = Tier::ScaleOut;
+  out.latencySteps = 3;
+  out.busiestBytes = 1e6;
+  p.steps = {up, out};
+  const Price price = tiercc::price(p, m);
+  ASSERT_EQ(price.stepSeconds.size(), 2u);
+  EXPECT_NEAR(price.stepSeconds[0], 2e-6 + 1e-3, 1e-12);
+  EXPECT_NEAR(price.stepSeconds[1], 30e-6 + 1e-3, 1e-12);
+  EXPECT_NEAR(price.seconds, price.stepSeconds[0] + price.stepSeconds[1], 1e-12);
+  // The same bytes inside a domain but over the transport pay the transport's price.
+  up.overTransport = true;
+  p.steps = {up};
+  EXPECT_NEAR(tiercc::price(p, m).seconds, 20e-6 + 10e-3, 1e-12);
+}
+
+TierModel clusterLike() {
+  TierModel m;
+  m.scaleUp = {900e9, 1e-6};   // NVLink-class
+  m.scaleOut = {100e9, 5e-6};  // 800G NIC
+  m.transportInside = m.scaleUp;
+  return m;
+}
+
+TEST(Selector, PicksByPrice) {
+  // Uniform domains: the cheapest large plans are those that cross the slow tier at the bound
+  // (on contiguous power-of-two domains halving-doubling is one of them: its far steps carry
+  // the smallest halves; pairwise all-to-all sends each cross-domain block once). On uneven
+  // domains a plan above the bound may be faster, by using more links than the rails.
+  for (const Shape& s : {Shape::uniformDomains(2, 4), Shape::uniformDomains(4, 8), Shape::uniformDomains(3, 3)}) {
+    Selector sel(s, clusterLike(), AlgoOverrides{}, 16384);
+    EXPECT_EQ(sel.choose(request(Collective::AllReduce, 4)), "one_shot") << name(s);  // latency wins
+    for (Collective c : {Collective::AllReduce, Collective::AllToAll, Collective::AllGather}) {
+      const Request big = request(c, 16 << 20);
+      const std::string& algo = sel.choose(big);
+      const Plan chosen = buildPlan(algo, big, s);
+      EXPECT_EQ(chosen.scaleOutBytes(), chosen.boundBytes) << toString(c) << " on " << name(s) << ": " << algo;
+      EXPECT_NE(algo, "ring") << toString(c) << " on " << name(s);
+    }
+  }
+}
+
+TEST(Selector, OneShotLimitIsAnUpperBound) {
+  Selector sel(Shape::uniformDomains(2, 4), clusterLike(), AlgoOverrides{}, 0);
+  EXPECT_NE(sel.choose(request(Collective::AllReduce, 4)), "one_shot");
+}
+
+TEST(Selector, OverridesWinAndCannotBeSilentlyIgnored) {
+  AlgoOverrides o = parseAlgoOverrides("allreduce:ring,alltoall:bruck,broadcast:auto");
+  EXPECT_EQ(o[static_cast<int>(Collective::AllReduce)], "ring");
+  EXPECT_EQ(o[static_cast<int>(Collective::AllToAll)], "bruck");
+  EXPECT_EQ(o[static_cast<int>(Collective::Broadcast)], "");
+  Selector sel(Shape::uniformDomains(2, 4), clusterLike(), o, 16384);
+  EXPECT_EQ(sel.choose(request(Collective::AllReduce, 64 << 20)), "ring");
+  EXPECT_EQ(sel.choose(request(Collective::AllToAll, 1 << 20)), "bruck");
+  // Forced one_shot on uneven domains is an error that says why, not a fallback.
+  Shape uneven;
+  uneven.domainSizes = {3, 1};
+  uneven.domainOf = {0, 0, 0, 1};
+  Selector forced(uneven, clusterLike(), parseAlgoOverrides("allreduce:one_shot"), 16384);
+  try {
+    forced.choose(request(Collective::AllReduce, 4));
+    FAIL() << "expected NotSupported";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::NotSupported);
+    EXPECT_NE(std::string(e.what()).find("equal size"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Selector, BadOverridesAreClearErrors) {
+  for (const char* bad : {"allreduce", "allreduce:bogus", "allreduc:ring", "allgather:halving_doubling"}) {
+    try {
+      parseAlgoOverrides(bad);
+      FAIL() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << bad;
+      EXPECT_NE(std::string(e.what()).find("TIERCC_ALGO"), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tiercc
