@@ -2,6 +2,8 @@
 // with time, algbw, busbw (nccl-tests' factors) and #wrong, plus the bytes each tier carried
 // per call (summed over ranks) against the slow-tier lower bound. Run it under tiercc-run.
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <fstream>
 #include <vector>
 
@@ -50,9 +52,9 @@ void printHeader(const Communicator& c, const Options& o) {
               "warmup %d, algo %s, %s buffers\n", collName(o.coll), c.size(), c.numDomains(), c.domainSize(),
               c.transportName().c_str(), toString(o.dt), toString(o.op), o.root, o.iters, o.warmup, o.algo.c_str(),
               o.symmetric ? "symmetric" : "ordinary");
-  std::printf("#%11s %12s %6s %6s %5s  %9s %7s %7s %6s  %9s %7s %7s %6s  %13s %13s %13s\n", "size", "count", "type", "redop",
+  std::printf("#%11s %12s %6s %6s %5s  %9s %7s %7s %6s  %9s %7s %7s %6s  %13s %13s %13s  %s\n", "size", "count", "type", "redop",
               "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "scale-up", "scale-out",
-              "bound");
+              "bound", "algorithm");
   std::printf("#%11s %12s %6s %6s %5s  %9s %7s %7s %6s  %9s %7s %7s %6s  %13s %13s %13s\n", "(B)", "(elements)", "", "",
               "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(B/call)", "(B/call)", "(B/call)");
 }
@@ -64,14 +66,14 @@ void printRow(const Options& o, const Shape& s, const Result& oop, const Result&
     std::printf("%9.1f %7.3f %7.3f %6llu  ", ip.timeUs, ip.algbw, ip.busbw, static_cast<unsigned long long>(ip.wrong));
   else
     std::printf("%9s %7s %7s %6s  ", "n/a", "", "", "");
-  std::printf("%13.0f %13.0f %13.0f\n", oop.scaleUpBytes, oop.scaleOutBytes, oop.boundBytes);
+  std::printf("%13.0f %13.0f %13.0f  %s\n", oop.scaleUpBytes, oop.scaleOutBytes, oop.boundBytes, oop.algorithm.c_str());
   std::fflush(stdout);
 }
 
 void appendJson(const Options& o, const Communicator& c, const Shape& s, const Result& oop, const Result& ip) {
   std::ofstream out(o.json, std::ios::app);
   out << "{\"coll\":\"" << collName(o.coll) << "\",\"ranks\":" << c.size() << ",\"domains\":" << c.numDomains()
-      << ",\"algo\":\"" << o.algo << "\",\"buffers\":\"" << (o.symmetric ? "symmetric" : "ordinary")
+      << ",\"algo\":\"" << oop.algorithm << "\",\"asked\":\"" << o.algo << "\",\"buffers\":\"" << (o.symmetric ? "symmetric" : "ordinary")
       << "\",\"bytes\":" << s.bytes << ",\"count\":" << s.count << ",\"type\":\""
       << toString(o.dt) << "\",\"op\":\"" << toString(o.op) << "\",\"oop_time_us\":" << oop.timeUs
       << ",\"oop_algbw\":" << oop.algbw << ",\"oop_busbw\":" << oop.busbw << ",\"ip_time_us\":" << ip.timeUs
@@ -90,6 +92,8 @@ int main(int argc, char** argv) {
       std::fputs(usage(), stdout);
       return 0;
     }
+    // --algo NAME forces the algorithm of this collective, as TIERCC_ALGO=coll:NAME would.
+    if (o.algo != "auto") setenv("TIERCC_ALGO", (std::string(collName(o.coll)) + ":" + o.algo).c_str(), 1);
     Communicator comm = Communicator::fromEnv();
     if (o.root >= comm.size()) {
       std::fprintf(stderr, "tiercc-perf: -r %d is not a rank of this %d-rank job\n", o.root, comm.size());

@@ -194,6 +194,7 @@ Result measure(Communicator& comm, const Options& o, const Shape& s, bool inPlac
   r.wrong = sums[0];
   r.scaleUpBytes = double(sums[1]) / o.iters;
   r.scaleOutBytes = double(sums[2]) / o.iters;
+  r.algorithm = after.algorithm;
   r.boundBytes = double(sums[3]) / o.iters;
   return r;
 }

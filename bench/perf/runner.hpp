@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "bench/perf/options.hpp"
@@ -29,6 +30,7 @@ struct Result {
   std::uint64_t wrong = 0;  ///< elements that differ from the reference, over all ranks
   double scaleUpBytes = 0, scaleOutBytes = 0, boundBytes = 0;  ///< per call, summed over ranks
   bool ran = false;
+  std::string algorithm;    ///< what ran (stats().algorithm), the selector's choice under --algo auto
 };
 
 /// Measures one placement; buffers are allocated by the caller once, at the largest size.
