@@ -4,113 +4,15 @@
 // computed independently. Also checks that slow-tier bytes equal the bound where it is exact.
 #include <gtest/gtest.h>
 
-#include <cstring>
-
-#include "tests/collective_reference.hpp"
+#include "tests/collective_checks.hpp"
 #include "tests/support/multiprocess.hpp"
 #include "tiercc/tiercc.hpp"
 
 namespace tiercc::test {
 namespace {
 
-using Buffer = std::vector<std::uint8_t>;
 const DataType kTypes[] = {DataType::F32, DataType::BF16, DataType::I8, DataType::U64, DataType::F64};
 const ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Max, ReduceOp::Avg};
-
-// Element i of the block that rank `from` addresses to rank `to`: small, exact in every type.
-double blockValue(int from, int to, std::size_t i) { return double((from * 7 + to * 3 + i) % 100); }
-
-Buffer pattern(DataType dt, std::size_t count, int from, int to) {
-  std::size_t es = dataTypeSize(dt);
-  Buffer b(count * es);
-  for (std::size_t i = 0; i < count; ++i) encode(dt, blockValue(from, to, i), b.data() + i * es);
-  return b;
-}
-
-std::string name(const char* coll, DataType dt, std::size_t count, bool inPlace) {
-  return std::string(coll) + " " + toString(dt) + " count " + std::to_string(count) + (inPlace ? " in place" : "");
-}
-
-void checkBroadcast(Communicator& c, DataType dt, std::size_t count, int root, bool inPlace) {
-  std::string what = name("broadcast", dt, count, inPlace) + " root " + std::to_string(root);
-  Buffer want = pattern(dt, count, root, root);
-  Buffer in = c.rank() == root ? want : Buffer(want.size(), 0x11);
-  Buffer out(want.size(), 0x22);
-  if (inPlace) {
-    out = in;
-    c.broadcast(out.data(), out.data(), count, dt, root);
-  } else {
-    c.broadcast(c.rank() == root ? in.data() : nullptr, out.data(), count, dt, root);
-  }
-  TIERCC_CHECK(out == want, what << ": wrong data");
-}
-
-void checkReduce(Communicator& c, DataType dt, ReduceOp op, std::size_t count, int root, bool inPlace) {
-  std::string what = name("reduce", dt, count, inPlace) + " " + toString(op) + " root " + std::to_string(root);
-  Buffer in = inputBuffer(dt, op, c.rank(), count);
-  Buffer out(in.size(), 0x5a);
-  if (inPlace) {
-    out = in;
-    c.reduce(out.data(), out.data(), count, dt, op, root);
-  } else {
-    c.reduce(in.data(), out.data(), count, dt, op, root);
-  }
-  if (c.rank() == root) checkResult(dt, op, out, expectedBuffer(dt, op, c.size(), count), what);
-  else if (!inPlace) TIERCC_CHECK(out == Buffer(in.size(), 0x5a), what << ": a non-root receive buffer was written");
-}
-
-void checkAllgather(Communicator& c, DataType dt, std::size_t count, bool inPlace) {
-  std::string what = name("allgather", dt, count, inPlace);
-  const std::size_t bytes = count * dataTypeSize(dt);
-  Buffer want;
-  for (int r = 0; r < c.size(); ++r) {
-    Buffer b = pattern(dt, count, r, 0);
-    want.insert(want.end(), b.begin(), b.end());
-  }
-  Buffer out(want.size(), 0x33);
-  Buffer in = pattern(dt, count, c.rank(), 0);
-  if (inPlace) {
-    std::memcpy(out.data() + c.rank() * bytes, in.data(), bytes);
-    c.allgather(out.data() + c.rank() * bytes, out.data(), count, dt);
-  } else {
-    c.allgather(in.data(), out.data(), count, dt);
-  }
-  TIERCC_CHECK(out == want, what << ": wrong data");
-}
-
-void checkReduceScatter(Communicator& c, DataType dt, ReduceOp op, std::size_t count, bool inPlace) {
-  std::string what = name("reduce_scatter", dt, count, inPlace) + " " + toString(op);
-  const std::size_t es = dataTypeSize(dt), total = count * c.size();
-  Buffer in = inputBuffer(dt, op, c.rank(), total);
-  Buffer all = expectedBuffer(dt, op, c.size(), total);
-  Buffer want(all.begin() + c.rank() * count * es, all.begin() + (c.rank() + 1) * count * es);
-  Buffer out(count * es, 0x44);
-  if (inPlace) {
-    c.reduceScatter(in.data(), in.data() + c.rank() * count * es, count, dt, op);
-    out.assign(in.begin() + c.rank() * count * es, in.begin() + (c.rank() + 1) * count * es);
-  } else {
-    c.reduceScatter(in.data(), out.data(), count, dt, op);
-  }
-  checkResult(dt, op, out, want, what);
-}
-
-void checkAlltoall(Communicator& c, DataType dt, std::size_t count, bool inPlace) {
-  std::string what = name("alltoall", dt, count, inPlace);
-  Buffer in, want;
-  for (int r = 0; r < c.size(); ++r) {
-    Buffer b = pattern(dt, count, c.rank(), r), w = pattern(dt, count, r, c.rank());
-    in.insert(in.end(), b.begin(), b.end());
-    want.insert(want.end(), w.begin(), w.end());
-  }
-  Buffer out(in.size(), 0x55);
-  if (inPlace) {
-    out = in;
-    c.alltoall(out.data(), out.data(), count, dt);
-  } else {
-    c.alltoall(in.data(), out.data(), count, dt);
-  }
-  TIERCC_CHECK(out == want, what << ": wrong data");
-}
 
 // A ring of sends: rank r sends to r+1 and receives from r-1, twice, checking order.
 void checkSendRecv(Communicator& c, std::size_t count) {

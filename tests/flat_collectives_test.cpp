@@ -12,14 +12,13 @@
 #include <cstring>
 #include <fstream>
 
-#include "tests/collective_reference.hpp"
+#include "tests/collective_checks.hpp"
 #include "tests/support/multiprocess.hpp"
 #include "tiercc/tiercc.hpp"
 
 namespace tiercc::test {
 namespace {
 
-using Buffer = std::vector<std::uint8_t>;
 const DataType kTypes[] = {DataType::F32, DataType::BF16, DataType::I32, DataType::F64};
 // 7001 elements: several fragments of the 4 KiB scratch for every algorithm and type.
 const std::size_t kCounts[] = {0, 1, 1001, 7001};
@@ -28,20 +27,6 @@ std::vector<ReduceOp> opsFor(DataType dt) {
   std::vector<ReduceOp> ops{ReduceOp::Sum, ReduceOp::Max, ReduceOp::Avg};
   if (!isFloat(dt)) ops.push_back(ReduceOp::Prod);
   return ops;
-}
-
-// Element i of the block that rank `from` addresses to rank `to`: small, exact in every type.
-double blockValue(int from, int to, std::size_t i) { return double((from * 7 + to * 3 + i) % 100); }
-
-Buffer pattern(DataType dt, std::size_t count, int from, int to) {
-  std::size_t es = dataTypeSize(dt);
-  Buffer b(count * es);
-  for (std::size_t i = 0; i < count; ++i) encode(dt, blockValue(from, to, i), b.data() + i * es);
-  return b;
-}
-
-std::string name(const char* coll, DataType dt, std::size_t count, bool inPlace) {
-  return std::string(coll) + " " + toString(dt) + " count " + std::to_string(count) + (inPlace ? " in place" : "");
 }
 
 // One communicator's forced algorithms (TIERCC_ALGO) and k-nomial radix.
@@ -73,111 +58,25 @@ void expectAlgorithm(Communicator& c, const AlgoSet& set, const char* coll, cons
   TIERCC_CHECK(ran == want, what << ": ran '" << ran << "', TIERCC_ALGO forced '" << want << "'");
 }
 
-void checkAllreduce(Communicator& c, const AlgoSet& set, DataType dt, ReduceOp op, std::size_t count, bool inPlace) {
-  std::string what = name("allreduce", dt, count, inPlace) + " " + toString(op) + " (" + set.of("allreduce") + ")";
-  Buffer in = inputBuffer(dt, op, c.rank(), count), out(in.size(), 0x5a);
-  if (inPlace) {
-    out = in;
-    c.allreduce(out.data(), out.data(), count, dt, op);
-  } else {
-    c.allreduce(in.data(), out.data(), count, dt, op);
-    TIERCC_CHECK(in == inputBuffer(dt, op, c.rank(), count), what << ": the send buffer was written");
-  }
-  expectAlgorithm(c, set, "allreduce", what);
-  checkResult(dt, op, out, expectedBuffer(dt, op, c.size(), count), what);
-  if (op == ReduceOp::Avg && isFloat(dt) && count == 1001) checkSameEverywhere(c, out, what);
+// The shared checks for one set: each case is named by the algorithm forced for it, which
+// stats() must then report, and an out-of-place allreduce must leave its send buffer alone.
+CheckOptions optionsFor(Communicator& c, const AlgoSet& set) {
+  CheckOptions o;
+  o.tag = [&set](const char* coll) {
+    const std::string algo = set.of(coll);
+    return " (" + algo + (algo == "knomial" ? " radix " + std::to_string(set.radix) : std::string()) + ")";
+  };
+  o.after = [&c, &set](const char* coll, const std::string& what) { expectAlgorithm(c, set, coll, what); };
+  o.checkAllreduceSendBuffer = true;
+  return o;
 }
 
-void checkReduceScatter(Communicator& c, const AlgoSet& set, DataType dt, ReduceOp op, std::size_t count,
-                        bool inPlace) {
-  std::string what = name("reduce_scatter", dt, count, inPlace) + " " + toString(op);
-  const std::size_t es = dataTypeSize(dt), total = count * c.size();
-  Buffer in = inputBuffer(dt, op, c.rank(), total);
-  Buffer all = expectedBuffer(dt, op, c.size(), total);
-  Buffer want(all.begin() + c.rank() * count * es, all.begin() + (c.rank() + 1) * count * es);
-  Buffer out(count * es, 0x44);
-  if (inPlace) {
-    c.reduceScatter(in.data(), in.data() + c.rank() * count * es, count, dt, op);
-    out.assign(in.begin() + c.rank() * count * es, in.begin() + (c.rank() + 1) * count * es);
-  } else {
-    c.reduceScatter(in.data(), out.data(), count, dt, op);
-  }
-  expectAlgorithm(c, set, "reduce_scatter", what);
-  checkResult(dt, op, out, want, what);
-}
-
-void checkAllgather(Communicator& c, const AlgoSet& set, DataType dt, std::size_t count, bool inPlace) {
-  std::string what = name("allgather", dt, count, inPlace) + " (" + set.of("allgather") + ")";
-  const std::size_t bytes = count * dataTypeSize(dt);
-  Buffer want;
-  for (int r = 0; r < c.size(); ++r) {
-    Buffer b = pattern(dt, count, r, 0);
-    want.insert(want.end(), b.begin(), b.end());
-  }
-  Buffer out(want.size(), 0x33);
-  Buffer in = pattern(dt, count, c.rank(), 0);
-  if (inPlace) {
-    std::memcpy(out.data() + c.rank() * bytes, in.data(), bytes);
-    c.allgather(out.data() + c.rank() * bytes, out.data(), count, dt);
-  } else {
-    c.allgather(in.data(), out.data(), count, dt);
-  }
-  expectAlgorithm(c, set, "allgather", what);
-  TIERCC_CHECK(out == want, what << ": wrong data");
-}
-
-void checkBroadcast(Communicator& c, const AlgoSet& set, DataType dt, std::size_t count, int root, bool inPlace) {
-  std::string what =
-      name("broadcast", dt, count, inPlace) + " root " + std::to_string(root) + " radix " + std::to_string(set.radix);
-  Buffer want = pattern(dt, count, root, root);
-  Buffer in = c.rank() == root ? want : Buffer(want.size(), 0x11);
-  Buffer out(want.size(), 0x22);
-  if (inPlace) {
-    out = in;
-    c.broadcast(out.data(), out.data(), count, dt, root);
-  } else {
-    c.broadcast(c.rank() == root ? in.data() : nullptr, out.data(), count, dt, root);
-  }
-  expectAlgorithm(c, set, "broadcast", what);
-  TIERCC_CHECK(out == want, what << ": wrong data");
-}
-
-void checkReduce(Communicator& c, const AlgoSet& set, DataType dt, ReduceOp op, std::size_t count, int root,
-                 bool inPlace) {
-  std::string what = name("reduce", dt, count, inPlace) + " " + toString(op) + " root " + std::to_string(root) +
-                     " radix " + std::to_string(set.radix);
-  Buffer in = inputBuffer(dt, op, c.rank(), count);
-  Buffer out(in.size(), 0x5a);
-  if (inPlace) {
-    out = in;
-    c.reduce(out.data(), out.data(), count, dt, op, root);
-  } else {
-    c.reduce(in.data(), out.data(), count, dt, op, root);
-  }
-  expectAlgorithm(c, set, "reduce", what);
-  if (c.rank() == root)
-    checkResult(dt, op, out, expectedBuffer(dt, op, c.size(), count), what);
-  else if (!inPlace)
-    TIERCC_CHECK(out == Buffer(in.size(), 0x5a), what << ": a non-root receive buffer was written");
-}
-
-void checkAlltoall(Communicator& c, const AlgoSet& set, DataType dt, std::size_t count, bool inPlace) {
-  std::string what = name("alltoall", dt, count, inPlace) + " (" + set.of("alltoall") + ")";
-  Buffer in, want;
-  for (int r = 0; r < c.size(); ++r) {
-    Buffer b = pattern(dt, count, c.rank(), r), w = pattern(dt, count, r, c.rank());
-    in.insert(in.end(), b.begin(), b.end());
-    want.insert(want.end(), w.begin(), w.end());
-  }
-  Buffer out(in.size(), 0x55);
-  if (inPlace) {
-    out = in;
-    c.alltoall(out.data(), out.data(), count, dt);
-  } else {
-    c.alltoall(in.data(), out.data(), count, dt);
-  }
-  expectAlgorithm(c, set, "alltoall", what);
-  TIERCC_CHECK(out == want, what << ": wrong data");
+// Allreduce; for float Avg at one count, also the same bits on every rank.
+void checkAllreduceSameBits(Communicator& c, const CheckOptions& o, DataType dt, ReduceOp op, std::size_t count,
+                            bool inPlace) {
+  const Buffer out = checkAllreduce(c, dt, op, count, inPlace, o);
+  if (op == ReduceOp::Avg && isFloat(dt) && count == 1001)
+    checkSameEverywhere(c, out, caseName("allreduce", dt, count, inPlace) + " " + toString(op) + o.tagOf("allreduce"));
 }
 
 // Ragged all-to-all: rank s sends (s + 2d + shape) mod 5 x unit elements to rank d (some
@@ -227,6 +126,7 @@ void checkBarrier(Communicator& c, const std::string& dir) {
 }
 
 void runSet(Communicator& c, const AlgoSet& set, const std::string& scratchDir) {
+  const CheckOptions o = optionsFor(c, set);
   const int n = c.size();
   const int roots[] = {0, n - 1, n / 2};
   for (std::size_t count : kCounts)
@@ -235,14 +135,14 @@ void runSet(Communicator& c, const AlgoSet& set, const std::string& scratchDir) 
         const std::vector<ReduceOp> ops = opsFor(dt);
         for (std::size_t i = 0; i < ops.size(); ++i) {
           const ReduceOp op = ops[i];
-          if (set.has("allreduce")) checkAllreduce(c, set, dt, op, count, inPlace);
-          if (set.has("reduce_scatter")) checkReduceScatter(c, set, dt, op, count, inPlace);
-          if (set.has("reduce")) checkReduce(c, set, dt, op, count, roots[(i + count) % 3], inPlace);
+          if (set.has("allreduce")) checkAllreduceSameBits(c, o, dt, op, count, inPlace);
+          if (set.has("reduce_scatter")) checkReduceScatter(c, dt, op, count, inPlace, o);
+          if (set.has("reduce")) checkReduce(c, dt, op, count, roots[(i + count) % 3], inPlace, o);
         }
-        if (set.has("allgather")) checkAllgather(c, set, dt, count, inPlace);
+        if (set.has("allgather")) checkAllgather(c, dt, count, inPlace, o);
         if (set.has("broadcast"))
-          for (int root : {roots[count % 3], roots[(count + 1) % 3]}) checkBroadcast(c, set, dt, count, root, inPlace);
-        if (set.has("alltoall")) checkAlltoall(c, set, dt, count, inPlace);
+          for (int root : {roots[count % 3], roots[(count + 1) % 3]}) checkBroadcast(c, dt, count, root, inPlace, o);
+        if (set.has("alltoall")) checkAlltoall(c, dt, count, inPlace, o);
       }
   if (set.has("alltoallv"))
     for (DataType dt : {DataType::F32, DataType::F64})

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "tests/collective_reference.hpp"
+#include "tests/collective_checks.hpp"
 #include "tests/support/expect_error.hpp"
 #include "tests/support/multiprocess.hpp"
 #include "tiercc/tiercc.h"
@@ -19,7 +19,6 @@
 namespace tiercc::test {
 namespace {
 
-using Buffer = std::vector<std::uint8_t>;
 const DataType kTypes[] = {DataType::F32, DataType::F64, DataType::F16, DataType::BF16, DataType::I8,
                            DataType::U8,  DataType::I32, DataType::U32, DataType::I64,  DataType::U64};
 const ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max, ReduceOp::Avg};
@@ -32,15 +31,6 @@ const std::size_t kCounts[] = {0, 1, 7, 1001, kLarge};
 // The large count runs the reductions on fewer types: every element size and kind once.
 bool runsAt(DataType dt, std::size_t count) {
   return count < kLarge || dt == DataType::F32 || dt == DataType::F16 || dt == DataType::I8 || dt == DataType::U64;
-}
-
-double blockValue(int from, int to, std::size_t i) { return double((from * 7 + to * 3 + i) % 100); }
-
-Buffer pattern(DataType dt, std::size_t count, int from, int to) {
-  std::size_t es = dataTypeSize(dt);
-  Buffer b(count * es);
-  for (std::size_t i = 0; i < count; ++i) encode(dt, blockValue(from, to, i), b.data() + i * es);
-  return b;
 }
 
 // Two regions a case may use, `capacity` bytes each: ordinary memory or symmetric memory.

@@ -191,6 +191,32 @@ const char* toString(Aliasing a) {
 constexpr Aliasing kAliasings[] = {Aliasing::IntoDistinct, Aliasing::IntoSelf,   Aliasing::Out3Distinct,
                                    Aliasing::Out3DstIsA,   Aliasing::Out3DstIsB, Aliasing::Out3AIsB};
 
+// One call of the kernels on a, b and dst, arranged as `aliasing` says; returns where the result is.
+template <typename T>
+T* reduceAs(Aliasing aliasing, T* a, T* b, T* dst, std::size_t count, DataType dt, ReduceOp op) {
+  switch (aliasing) {
+    case Aliasing::IntoDistinct:
+      reduceInto(dst, a, count, dt, op);
+      return dst;
+    case Aliasing::IntoSelf:
+      reduceInto(a, a, count, dt, op);
+      return a;
+    case Aliasing::Out3Distinct:
+      reduce3(dst, a, b, count, dt, op);
+      return dst;
+    case Aliasing::Out3DstIsA:
+      reduce3(a, a, b, count, dt, op);
+      return a;
+    case Aliasing::Out3DstIsB:
+      reduce3(b, a, b, count, dt, op);
+      return b;
+    case Aliasing::Out3AIsB:
+      reduce3(dst, a, a, count, dt, op);
+      return dst;
+  }
+  return dst;
+}
+
 class ReduceTest : public ::testing::TestWithParam<std::tuple<DataType, ReduceOp>> {};
 
 TEST_P(ReduceTest, MatchesScalarReference) {
@@ -222,33 +248,7 @@ TEST_P(ReduceTest, MatchesScalarReference) {
                 break;
             }
           }
-          S* pa = a.data() + offset;
-          S* pb = b.data() + offset;
-          S* pd = dst.data() + offset;
-          S* out = pd;
-          switch (aliasing) {
-            case Aliasing::IntoDistinct:
-              reduceInto(pd, pa, count, dt, op);
-              break;
-            case Aliasing::IntoSelf:
-              reduceInto(pa, pa, count, dt, op);
-              out = pa;
-              break;
-            case Aliasing::Out3Distinct:
-              reduce3(pd, pa, pb, count, dt, op);
-              break;
-            case Aliasing::Out3DstIsA:
-              reduce3(pa, pa, pb, count, dt, op);
-              out = pa;
-              break;
-            case Aliasing::Out3DstIsB:
-              reduce3(pb, pa, pb, count, dt, op);
-              out = pb;
-              break;
-            case Aliasing::Out3AIsB:
-              reduce3(pd, pa, pa, count, dt, op);
-              break;
-          }
+          const S* out = reduceAs(aliasing, a.data() + offset, b.data() + offset, dst.data() + offset, count, dt, op);
           std::size_t bad = 0;
           for (std::size_t i = 0; i < count; ++i) {
             if (!Traits::same(out[i], want[i + offset]) && bad++ < 3) {
@@ -464,33 +464,7 @@ Buffers runWith(const std::string& isa, const Buffers& in, Aliasing aliasing, st
   IsaScope scope(isa);
   Buffers io = in;
   const std::size_t at = offset * dataTypeSize(dt);
-  unsigned char* pa = io.a.data() + at;
-  unsigned char* pb = io.b.data() + at;
-  unsigned char* pd = io.dst.data() + at;
-  unsigned char* out = pd;
-  switch (aliasing) {
-    case Aliasing::IntoDistinct:
-      reduceInto(pd, pa, count, dt, op);
-      break;
-    case Aliasing::IntoSelf:
-      reduceInto(pa, pa, count, dt, op);
-      out = pa;
-      break;
-    case Aliasing::Out3Distinct:
-      reduce3(pd, pa, pb, count, dt, op);
-      break;
-    case Aliasing::Out3DstIsA:
-      reduce3(pa, pa, pb, count, dt, op);
-      out = pa;
-      break;
-    case Aliasing::Out3DstIsB:
-      reduce3(pb, pa, pb, count, dt, op);
-      out = pb;
-      break;
-    case Aliasing::Out3AIsB:
-      reduce3(pd, pa, pa, count, dt, op);
-      break;
-  }
+  unsigned char* out = reduceAs(aliasing, io.a.data() + at, io.b.data() + at, io.dst.data() + at, count, dt, op);
   if (op == ReduceOp::Avg) finishAvg(out, count, dt, 3);
   return io;
 }
