@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "collectives/round.hpp"
+#include "core/errors.hpp"
 #include "core/log.hpp"
 
 namespace tiercc {
@@ -17,7 +18,19 @@ constexpr std::size_t kDirectMinBytes = 32 * 1024;
 
 static_assert(sizeof(BufferDescriptor) <= Domain::kMailboxBytes);
 
+std::string describe(const CallShape& s) {
+  std::string d = concat(s.bytes, " bytes of ", toString(static_cast<DataType>(s.dt)));
+  if (s.op >= 0) d += concat(", op ", toString(static_cast<ReduceOp>(s.op)));
+  if (s.root >= 0) d += concat(", root ", s.root);
+  return d;
+}
+
 }  // namespace
+
+bool runsStaged(CollContext& ctx) {
+  ctx.stats.scaleUpPath = "staged";
+  return false;
+}
 
 bool directWorthTrying(CollContext& ctx, std::size_t bytes, std::size_t crossMemoryMinBytes) {
   Domain& dom = ctx.domain;
@@ -26,13 +39,14 @@ bool directWorthTrying(CollContext& ctx, std::size_t bytes, std::size_t crossMem
   return (heap && heap->liveAllocations() > 0) || (bytes >= crossMemoryMinBytes && dom.crossMemoryAttach());
 }
 
-DirectCall::DirectCall(CollContext& ctx, const void* send, std::size_t sendBytes, const void* recv,
-                       std::size_t recvBytes)
+DirectCall::DirectCall(CollContext& ctx, const CallShape& shape, const void* send, std::size_t sendBytes,
+                       const void* recv, std::size_t recvBytes)
     : ctx_(ctx) {
   Domain& dom = ctx.domain;
   epoch_ = beginRound(ctx);  // every peer is done with our mailbox and buffers of the last round
   BufferDescriptor d;
   d.epoch = epoch_;
+  d.shape = shape;
   if (const SymmetricMemory* heap = dom.symmetric()) {
     if (auto ref = send ? heap->find(send, sendBytes) : std::nullopt) {
       d.flags |= BufferDescriptor::kSendSymmetric;
@@ -50,10 +64,35 @@ DirectCall::DirectCall(CollContext& ctx, const void* send, std::size_t sendBytes
   std::memcpy(dom.mailbox(dom.localRank()), &d, sizeof(d));
   dom.signal(kFlagStaged, epoch_);
   for (int p = 0; p < dom.size(); ++p) waitPeer(ctx, p, kFlagStaged, epoch_);
+  requireSameShape();
+}
+
+// Every rank sees every descriptor and compares each with local rank 0's, so every rank fails
+// with the same message, naming the same rank. A descriptor of an older epoch means its rank
+// raised Staged for a staged round instead: it decided against the direct round, which only a
+// different size (or another collective) can make it do.
+void DirectCall::requireSameShape() const {
+  const int domain = ctx_.topo.domain();
+  const BufferDescriptor first = of(0);
+  for (int p = 0; p < ctx_.domain.size(); ++p) {
+    const BufferDescriptor d = of(p);
+    const int rank = ctx_.topo.rankAt(domain, p);
+    if (d.epoch != epoch_)
+      fail(ErrorCode::InvalidArgument, ctx_.what, ": rank ", rank,
+           " did not take part in this call's direct round: it runs another collective or another size "
+           "(every rank must pass the same count, datatype, op and root)");
+    if (!(d.shape == first.shape))
+      fail(ErrorCode::InvalidArgument, ctx_.what, ": rank ", rank, " passed ", describe(d.shape), " but rank ",
+           ctx_.topo.rankAt(domain, 0), " passed ", describe(first.shape),
+           ": every rank must pass the same count, datatype, op and root");
+  }
 }
 
 DirectPath DirectCall::decided(DirectPath path) {
   path_ = path;
+  ctx_.stats.scaleUpPath = path == DirectPath::Symmetric     ? "zero_copy"
+                           : path == DirectPath::CrossMemory ? "cma"
+                                                             : "staged";
   TIERCC_LOG(Trace, Coll) << ctx_.what << ": "
                           << (path == DirectPath::Symmetric     ? "zero copy (symmetric buffers)"
                               : path == DirectPath::CrossMemory ? "single copy (cross-memory attach)"
@@ -99,11 +138,19 @@ std::uint32_t DirectCall::claimEpochs(std::uint32_t n) {
   return first;
 }
 
+void DirectCall::renewDeadline() {
+  if (ctx_.timeout.count() > 0) ctx_.deadline = Deadline::after(ctx_.timeout);
+}
+
 void DirectCall::finish() {
   endRound(ctx_, epoch_);
+  renewDeadline();
   for (int p = 0; p < ctx_.domain.size(); ++p) waitPeer(ctx_, p, kFlagReleased, epoch_);
 }
 
-void DirectCall::abandon() { endRound(ctx_, epoch_); }
+void DirectCall::abandon() {
+  ctx_.stats.scaleUpPath = "staged";
+  endRound(ctx_, epoch_);
+}
 
 }  // namespace tiercc

@@ -1,8 +1,9 @@
 // Direct (single- and zero-copy) collectives inside one domain: instead of staging data through
 // the windows, ranks read each other's buffers, mapped (symmetric memory from allocShared: zero
 // copy) or through cross-memory attach (ordinary buffers: one copy). Every rank publishes a
-// descriptor of its buffers in its mailbox and raises Staged; every rank reads every descriptor
-// and takes the same decision, so a call either runs direct on all ranks or staged on all.
+// descriptor of its buffers and of the call in its mailbox and raises Staged; every rank reads
+// every descriptor and takes the same decision, so a call either runs direct on all ranks or
+// staged on all, and fails on all alike when the ranks disagree on the call.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,16 @@ namespace tiercc {
 
 enum class DirectPath { Staged, Symmetric, CrossMemory };
 
+/// What every rank of the domain must pass alike: the reads of peers' buffers are sized from
+/// this rank's arguments, so a peer that disagrees would be read out of bounds.
+struct CallShape {
+  std::uint64_t bytes = 0;  ///< the call's size column (what directWorthTrying is asked about)
+  std::int32_t dt = 0;      ///< DataType
+  std::int32_t op = -1;     ///< ReduceOp; -1 for collectives without one
+  std::int32_t root = -1;   ///< global rank; -1 for collectives without one
+  bool operator==(const CallShape&) const = default;
+};
+
 /// What one rank says about its buffers for one call, in its mailbox.
 struct BufferDescriptor {
   static constexpr std::uint32_t kSendSymmetric = 1, kRecvSymmetric = 2, kCrossMemory = 4, kInPlace = 8;
@@ -21,6 +32,7 @@ struct BufferDescriptor {
   std::uint32_t flags = 0;
   SymmetricRef send, recv;                   ///< where the buffers lie in the symmetric heap
   std::uint64_t sendAddr = 0, recvAddr = 0;  ///< their addresses in the owner's process
+  CallShape shape;
   bool has(std::uint32_t f) const { return (flags & f) != 0; }
 };
 
@@ -28,8 +40,11 @@ struct BufferDescriptor {
 /// final barrier (a rank returns only when no peer reads its buffers any more).
 class DirectCall {
  public:
-  /// Publishes this rank's descriptor (round `epoch`, flag Staged) and waits for every peer's.
-  DirectCall(CollContext& ctx, const void* send, std::size_t sendBytes, const void* recv, std::size_t recvBytes);
+  /// Publishes this rank's descriptor (round `epoch`, flag Staged) and waits for every peer's;
+  /// InvalidArgument, the same on every rank and before any peer's buffer is read, when a rank
+  /// passed another shape than local rank 0 (or is not in this direct round at all).
+  DirectCall(CollContext& ctx, const CallShape& shape, const void* send, std::size_t sendBytes, const void* recv,
+             std::size_t recvBytes);
 
   BufferDescriptor of(int peer) const;
   /// True when `ok(peer, descriptor)` holds for every rank.
@@ -57,7 +72,11 @@ class DirectCall {
   void copyFromSend(int peer, std::size_t offset, void* dst, std::size_t len);
   void copyFromRecv(int peer, std::size_t offset, void* dst, std::size_t len);
 
-  /// Ends the round and waits until every peer has finished reading this rank's buffers.
+  /// Starts a pipelined round: its waits get a deadline of their own (TIERCC_TIMEOUT), as
+  /// beginRound gives every staged round.
+  void renewDeadline();
+  /// Ends the round and waits (with a fresh deadline) until every peer has finished reading
+  /// this rank's buffers.
   void finish();
   /// Ends the round without running anything (the staged algorithm runs next).
   void abandon();
@@ -69,7 +88,8 @@ class DirectCall {
   DirectPath path() const { return path_; }
 
  private:
-  DirectPath decided(DirectPath path);  // records and logs (TRACE, COLL) the agreed path
+  DirectPath decided(DirectPath path);  // records (TierStats::scaleUpPath) and logs (TRACE, COLL) the agreed path
+  void requireSameShape() const;        // the descriptor round's check, on every rank alike
   void copyFrom(int peer, bool fromSend, std::size_t offset, void* dst, std::size_t len);
   CollContext& ctx_;
   std::uint32_t epoch_ = 0;
@@ -80,6 +100,10 @@ class DirectCall {
 /// domain of several ranks, large enough, and a direct path possible at all (symmetric memory
 /// allocated, or cross-memory attach from `crossMemoryMinBytes` on). The same answer on every rank.
 bool directWorthTrying(CollContext& ctx, std::size_t bytes, std::size_t crossMemoryMinBytes);
+
+/// Records that this call moves data through the windows (TierStats::scaleUpPath "staged") and
+/// returns false: what a direct collective answers when the staged algorithm must run.
+bool runsStaged(CollContext& ctx);
 
 /// The direct collectives: true when the call ran direct, false when the caller must run the
 /// staged algorithm (every rank gets the same answer).

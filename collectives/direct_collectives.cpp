@@ -10,9 +10,10 @@
 //                   a rank would overwrite blocks its peers have yet to read)
 //   broadcast       every rank copies the root's buffer
 // Symmetric buffers are read in place (zero copy); ordinary ones through cross-memory attach
-// (one copy; reductions read chunks into cache-sized scratch first). Reductions start with the
-// operand that may alias the destination (in place) and go on in local-rank order; each slice
-// is computed by one rank only, so every rank gets the same bits.
+// (one copy; reductions read chunks into cache-sized scratch first). The descriptor round checks
+// that every rank passed the same size, datatype, op and root before any peer's buffer is read.
+// Reductions start with the operand that may alias the destination (in place) and go on in
+// local-rank order; each slice is computed by one rank only, so every rank gets the same bits.
 #include <algorithm>
 #include <cstring>
 
@@ -82,8 +83,8 @@ void reduceOwnFirst(CollContext& ctx, DirectCall& call, const std::byte* own, st
 
 bool directAllreduce(CollContext& ctx, const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op) {
   const std::size_t es = dataTypeSize(dt), bytes = count * es;
-  if (!directWorthTrying(ctx, bytes, kCrossMemoryMinReduce)) return false;
-  DirectCall call(ctx, send, bytes, recv, bytes);
+  if (!directWorthTrying(ctx, bytes, kCrossMemoryMinReduce)) return runsStaged(ctx);
+  DirectCall call(ctx, {bytes, static_cast<int>(dt), static_cast<int>(op)}, send, bytes, recv, bytes);
   auto both = [](int, const Desc& d) { return d.has(Desc::kSendSymmetric) && d.has(Desc::kRecvSymmetric); };
   if (call.choose(both, bytes >= kCrossMemoryMinReduce) == DirectPath::Staged) {
     call.abandon();
@@ -105,6 +106,7 @@ bool directAllreduce(CollContext& ctx, const void* send, void* recv, std::size_t
     return std::make_pair(cb, std::min(e, cb + chunk));
   };
   for (std::uint32_t r = 0; r < rounds; ++r) {
+    call.renewDeadline();
     auto [b, e] = chunkOf(me, r);
     if (e > b) {
       reduceOwnFirst(ctx, call, in + b * es, b * es, out + b * es, e - b, dt, op);
@@ -126,8 +128,9 @@ bool directReduceScatter(CollContext& ctx, const void* send, void* recv, std::si
                          ReduceOp op) {
   const int k = ctx.domain.size(), me = ctx.domain.localRank();
   const std::size_t es = dataTypeSize(dt), blockBytes = blockCount * es;
-  if (!directWorthTrying(ctx, blockBytes * k, kNoCrossMemory)) return false;
-  DirectCall call(ctx, send, blockBytes * k, recv, blockBytes);
+  if (!directWorthTrying(ctx, blockBytes * k, kNoCrossMemory)) return runsStaged(ctx);
+  DirectCall call(ctx, {blockBytes * k, static_cast<int>(dt), static_cast<int>(op)}, send, blockBytes * k, recv,
+                  blockBytes);
   if (call.choose([](int, const Desc& d) { return d.has(Desc::kSendSymmetric); }, false) == DirectPath::Staged) {
     call.abandon();
     return false;
@@ -143,10 +146,11 @@ bool directReduceScatter(CollContext& ctx, const void* send, void* recv, std::si
 bool directReduce(CollContext& ctx, const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op,
                   int root) {
   const std::size_t es = dataTypeSize(dt), bytes = count * es;
-  if (!directWorthTrying(ctx, bytes, kNoCrossMemory)) return false;
+  if (!directWorthTrying(ctx, bytes, kNoCrossMemory)) return runsStaged(ctx);
   Domain& dom = ctx.domain;
   const int k = dom.size(), me = dom.localRank(), rootLocal = ctx.topo.localRankOf(root);
-  DirectCall call(ctx, send, bytes, me == rootLocal ? recv : nullptr, me == rootLocal ? bytes : 0);
+  DirectCall call(ctx, {bytes, static_cast<int>(dt), static_cast<int>(op), root}, send, bytes,
+                  me == rootLocal ? recv : nullptr, me == rootLocal ? bytes : 0);
   auto readable = [&](int p, const Desc& d) {
     return d.has(Desc::kSendSymmetric) && (p != rootLocal || d.has(Desc::kRecvSymmetric));
   };
@@ -175,8 +179,8 @@ bool directReduce(CollContext& ctx, const void* send, void* recv, std::size_t co
 bool directAllgather(CollContext& ctx, const void* send, void* recv, std::size_t blockCount, DataType dt) {
   const int k = ctx.domain.size(), me = ctx.domain.localRank();
   const std::size_t blockBytes = blockCount * dataTypeSize(dt);
-  if (!directWorthTrying(ctx, blockBytes * k, kCrossMemoryMinCopy)) return false;
-  DirectCall call(ctx, send, blockBytes, recv, blockBytes * k);
+  if (!directWorthTrying(ctx, blockBytes * k, kCrossMemoryMinCopy)) return runsStaged(ctx);
+  DirectCall call(ctx, {blockBytes * k, static_cast<int>(dt)}, send, blockBytes, recv, blockBytes * k);
   if (call.choose([](int, const Desc& d) { return d.has(Desc::kSendSymmetric); },
                   blockBytes * k >= kCrossMemoryMinCopy) == DirectPath::Staged) {
     call.abandon();
@@ -195,8 +199,8 @@ bool directAllgather(CollContext& ctx, const void* send, void* recv, std::size_t
 bool directAlltoall(CollContext& ctx, const void* send, void* recv, std::size_t blockCount, DataType dt) {
   const int k = ctx.domain.size(), me = ctx.domain.localRank();
   const std::size_t blockBytes = blockCount * dataTypeSize(dt);
-  if (!directWorthTrying(ctx, blockBytes * k, kCrossMemoryMinCopy)) return false;
-  DirectCall call(ctx, send, blockBytes * k, recv, blockBytes * k);
+  if (!directWorthTrying(ctx, blockBytes * k, kCrossMemoryMinCopy)) return runsStaged(ctx);
+  DirectCall call(ctx, {blockBytes * k, static_cast<int>(dt)}, send, blockBytes * k, recv, blockBytes * k);
   auto readable = [](int, const Desc& d) { return d.has(Desc::kSendSymmetric); };
   const bool inPlace = !call.all([](int, const Desc& d) { return !d.has(Desc::kInPlace); });
   if (inPlace || call.choose(readable, blockBytes * k >= kCrossMemoryMinCopy) == DirectPath::Staged) {
@@ -215,10 +219,11 @@ bool directAlltoall(CollContext& ctx, const void* send, void* recv, std::size_t 
 
 bool directBroadcast(CollContext& ctx, const void* send, void* recv, std::size_t count, DataType dt, int root) {
   const std::size_t bytes = count * dataTypeSize(dt);
-  if (!directWorthTrying(ctx, bytes, kCrossMemoryMinCopy)) return false;
+  if (!directWorthTrying(ctx, bytes, kCrossMemoryMinCopy)) return runsStaged(ctx);
   const int me = ctx.domain.localRank(), rootLocal = ctx.topo.localRankOf(root);
   const bool isRoot = me == rootLocal;
-  DirectCall call(ctx, isRoot ? send : nullptr, isRoot ? bytes : 0, recv, bytes);
+  DirectCall call(ctx, {bytes, static_cast<int>(dt), -1, root}, isRoot ? send : nullptr, isRoot ? bytes : 0, recv,
+                  bytes);
   auto readable = [&](int p, const Desc& d) { return p != rootLocal || d.has(Desc::kSendSymmetric); };
   if (call.choose(readable, bytes >= kCrossMemoryMinCopy) == DirectPath::Staged) {
     call.abandon();

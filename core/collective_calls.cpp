@@ -32,8 +32,8 @@ std::size_t byteSize(const char* name, std::size_t count, DataType dt, std::size
 
 /// Null buffers (for non-empty data) and overlapping send/recv are rejected, except the exact
 /// in-place form of the collective: send == inPlaceSend (NCCL's definitions).
-void requireBuffers(const char* name, const void* send, std::size_t sendBytes, const void* recv,
-                    std::size_t recvBytes, const void* inPlaceSend) {
+void requireBuffers(const char* name, const void* send, std::size_t sendBytes, const void* recv, std::size_t recvBytes,
+                    const void* inPlaceSend) {
   TIERCC_REQUIRE_ARG(sendBytes == 0 || send, name, ": send buffer is null");
   TIERCC_REQUIRE_ARG(recvBytes == 0 || recv, name, ": receive buffer is null");
   if (!sendBytes || !recvBytes || send == inPlaceSend) return;
@@ -48,17 +48,27 @@ void requireRank(const char* name, const char* what, int rank, int size) {
 
 }  // namespace
 
-void Communicator::Impl::execute(const char* name, std::uint64_t seq,
-                                 const std::function<void(CollContext&)>& body) {
+void Communicator::Impl::execute(const char* name, std::uint64_t seq, const std::function<void(CollContext&)>& body) {
   if (aborted_.load()) fail(ErrorCode::Aborted, name, " #", seq, ": the communicator was aborted");
   {
     std::lock_guard<std::mutex> lock(statsMutex_);
     if (brokenBy_) std::rethrow_exception(brokenBy_);
   }
   TierStats delta;
-  CollContext ctx{topo_, *domain_, transport_.get(), scratch_, epoch_, delta, seq,
-                  std::string(name) + " #" + std::to_string(seq), Deadline::after(timeout_), tuning_,
-                  scaleUpLink_.get(), scaleOutLink_.get(), timeout_, selector_.get()};
+  CollContext ctx{topo_,
+                  *domain_,
+                  transport_.get(),
+                  scratch_,
+                  epoch_,
+                  delta,
+                  seq,
+                  std::string(name) + " #" + std::to_string(seq),
+                  Deadline::after(timeout_),
+                  tuning_,
+                  scaleUpLink_.get(),
+                  scaleOutLink_.get(),
+                  timeout_,
+                  selector_.get()};
   TIERCC_LOG(Trace, Coll) << ctx.what << " start";
   try {
     body(ctx);
@@ -79,6 +89,7 @@ void Communicator::Impl::execute(const char* name, std::uint64_t seq,
   stats_.scaleOutBytes += delta.scaleOutBytes;
   stats_.scaleOutBoundBytes += delta.scaleOutBoundBytes;
   if (!delta.algorithm.empty()) stats_.algorithm = delta.algorithm;
+  if (!delta.scaleUpPath.empty()) stats_.scaleUpPath = delta.scaleUpPath;
 }
 
 // A failed collective leaves the tiers mid-protocol: the communicator stops (later calls get
@@ -127,8 +138,7 @@ namespace {
 using Body = std::function<void(CollContext&)>;
 
 Communicator::Impl& live(const std::unique_ptr<Communicator::Impl>& impl) {
-  if (!impl) fail(ErrorCode::InvalidArgument, "operation on an empty communicator (moved from, or split with a negative color)");
-  return *impl;
+  return Communicator::Impl::live(impl, "operation");
 }
 
 // base + delta bytes as an address to compare with, never dereferenced.
@@ -151,7 +161,8 @@ Body reduceScatterBody(int rank, int size, const void* send, void* recv, std::si
   std::size_t recvBytes = byteSize("reduce_scatter", recvCount, dt);
   std::size_t sendBytes = byteSize("reduce_scatter", recvCount, dt, size);
   // In place: recv == send + rank x recvCount.
-  requireBuffers("reduce_scatter", send, sendBytes, recv, recvBytes, shifted(recv, -static_cast<std::ptrdiff_t>(rank * recvBytes)));
+  requireBuffers("reduce_scatter", send, sendBytes, recv, recvBytes,
+                 shifted(recv, -static_cast<std::ptrdiff_t>(rank * recvBytes)));
   return [=](CollContext& ctx) { runCollective(ctx, {Collective::ReduceScatter, send, recv, recvCount, dt, op}); };
 }
 
@@ -160,7 +171,8 @@ Body allgatherBody(int rank, int size, const void* send, void* recv, std::size_t
   std::size_t sendBytes = byteSize("allgather", sendCount, dt);
   std::size_t recvBytes = byteSize("allgather", sendCount, dt, size);
   // In place: send == recv + rank x sendCount.
-  requireBuffers("allgather", send, sendBytes, recv, recvBytes, shifted(recv, static_cast<std::ptrdiff_t>(rank * sendBytes)));
+  requireBuffers("allgather", send, sendBytes, recv, recvBytes,
+                 shifted(recv, static_cast<std::ptrdiff_t>(rank * sendBytes)));
   return [=](CollContext& ctx) { runCollective(ctx, {Collective::AllGather, send, recv, sendCount, dt}); };
 }
 
@@ -192,7 +204,8 @@ Body alltoallBody(int size, const void* send, void* recv, std::size_t countPerPe
 }
 
 // Extent in bytes of the blocks (counts, displacements in elements) of one side.
-std::size_t vectorExtent(const char* side, const std::size_t* counts, const std::size_t* displs, int size, DataType dt) {
+std::size_t vectorExtent(const char* side, const std::size_t* counts, const std::size_t* displs, int size,
+                         DataType dt) {
   TIERCC_REQUIRE_ARG(counts && displs, "alltoallv: ", side, " counts and displacements must not be null");
   std::size_t end = 0;
   for (int r = 0; r < size; ++r) {
@@ -202,12 +215,14 @@ std::size_t vectorExtent(const char* side, const std::size_t* counts, const std:
   return end;
 }
 
-Body alltoallvBody(int size, const void* send, const std::size_t* sendCounts, const std::size_t* sendDispls, void* recv,
-                   const std::size_t* recvCounts, const std::size_t* recvDispls, DataType dt) {
+Body alltoallvBody(int rank, int size, const void* send, const std::size_t* sendCounts, const std::size_t* sendDispls,
+                   void* recv, const std::size_t* recvCounts, const std::size_t* recvDispls, DataType dt) {
   requireType(dt);
   const std::size_t sendBytes = vectorExtent("send", sendCounts, sendDispls, size, dt);
   const std::size_t recvBytes = vectorExtent("receive", recvCounts, recvDispls, size, dt);
   requireBuffers("alltoallv", send, sendBytes, recv, recvBytes, nullptr);
+  TIERCC_REQUIRE_ARG(sendCounts[rank] == recvCounts[rank], "alltoallv: this rank sends itself ", sendCounts[rank],
+                     " elements but expects ", recvCounts[rank], " from itself");
   // Copies: an async call's arrays need not outlive the call.
   std::vector<std::size_t> sc(sendCounts, sendCounts + size), sd(sendDispls, sendDispls + size);
   std::vector<std::size_t> rc(recvCounts, recvCounts + size), rd(recvDispls, recvDispls + size);
@@ -282,12 +297,15 @@ Work Communicator::alltoallAsync(const void* send, void* recv, std::size_t count
 void Communicator::alltoallv(const void* send, const std::size_t* sendCounts, const std::size_t* sendDispls, void* recv,
                              const std::size_t* recvCounts, const std::size_t* recvDispls, DataType dt) {
   Impl& c = live(impl_);
-  c.runBlocking("alltoallv", alltoallvBody(size(), send, sendCounts, sendDispls, recv, recvCounts, recvDispls, dt));
+  c.runBlocking("alltoallv",
+                alltoallvBody(rank(), size(), send, sendCounts, sendDispls, recv, recvCounts, recvDispls, dt));
 }
 Work Communicator::alltoallvAsync(const void* send, const std::size_t* sendCounts, const std::size_t* sendDispls,
-                                  void* recv, const std::size_t* recvCounts, const std::size_t* recvDispls, DataType dt) {
+                                  void* recv, const std::size_t* recvCounts, const std::size_t* recvDispls,
+                                  DataType dt) {
   Impl& c = live(impl_);
-  return c.runAsync("alltoallv", alltoallvBody(size(), send, sendCounts, sendDispls, recv, recvCounts, recvDispls, dt));
+  return c.runAsync("alltoallv",
+                    alltoallvBody(rank(), size(), send, sendCounts, sendDispls, recv, recvCounts, recvDispls, dt));
 }
 
 void Communicator::barrier() { live(impl_).runBlocking("barrier", barrierBody()); }

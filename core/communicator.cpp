@@ -148,7 +148,7 @@ void Communicator::Impl::initTiers() {
   const auto onHost = std::count_if(all.begin(), all.end(), [&](const RankInfo& r) { return r.hostId == mine.hostId; });
   shm.oversubscribed = cores > 0 && onHost > cores;
   if (scaleUp == "emulated") {
-    EmulatedDomainConfig emu{shm.localRank, names, shm.windowBytes};
+    EmulatedDomainConfig emu{shm.localRank, names, shm.windowBytes, timeout_};
     PrefixStore domainStore(store_, "emu/d" + std::to_string(dom) + "/");
     domain_ = createEmulatedDomain(transportName, domainStore, std::move(emu), deadline);
   } else {

@@ -30,13 +30,21 @@ struct CommSetup {
   std::string jobId;                             ///< empty: rank 0 makes one
   int rank = 0;
   int size = 0;
-  std::optional<int> forcedDomain;               ///< a split keeps its parent's domains
+  std::optional<int> forcedDomain;  ///< a split keeps its parent's domains
 };
 
 class Communicator::Impl {
  public:
   explicit Impl(CommSetup setup);
   ~Impl();
+
+  /// *impl, or InvalidArgument naming `call` for an empty communicator (moved from, or split
+  /// with a negative color).
+  static Impl& live(const std::unique_ptr<Impl>& impl, const char* call) {
+    if (!impl)
+      fail(ErrorCode::InvalidArgument, call, " on an empty communicator (moved from, or split with a negative color)");
+    return *impl;
+  }
 
   const Topology& topology() const { return topo_; }
   std::string transportName() const { return transport_ ? transport_->name() : "none"; }
@@ -72,9 +80,9 @@ class Communicator::Impl {
   std::unique_ptr<Transport> transport_;
   Scratch scratch_;
   Tuning tuning_;
-  AlgoOverrides algoOverrides_;         // TIERCC_ALGO
-  TierModel tierModel_;                 // what the cost model assumes of the tiers
-  std::unique_ptr<Selector> selector_;  // built once the topology is known
+  AlgoOverrides algoOverrides_;                            // TIERCC_ALGO
+  TierModel tierModel_;                                    // what the cost model assumes of the tiers
+  std::unique_ptr<Selector> selector_;                     // built once the topology is known
   std::unique_ptr<LinkModel> scaleUpLink_, scaleOutLink_;  // this rank's links; unpaced by default
   std::uint32_t epoch_ = 0;
   std::atomic<std::uint64_t> nextSeq_{0};  // assigned at issue, so async calls keep their order

@@ -30,7 +30,7 @@ const std::vector<Info> kParams = {
     {"TIERCC_IB_EAGER_LIMIT", "int", "8192", "ibverbs: largest message sent eagerly through bounce buffers; larger ones use RDMA write rendezvous"},
     {"TIERCC_IB_CREDITS", "int", "64", "ibverbs: receive buffers posted per peer (flow-control credits)"},
     {"TIERCC_IB_MR_CACHE", "int", "64", "ibverbs: memory registrations kept in the LRU cache of registerMemory"},
-    {"TIERCC_ALLREDUCE_ONESHOT_BYTES", "int", "16384", "allreduce up to this many bytes runs one-shot (latency) instead of reduce-scatter + allgather"},
+    {"TIERCC_ALLREDUCE_ONESHOT_BYTES", "int", "16384", "allreduce above this many bytes never runs one-shot; up to it, the cost model decides"},
     {"TIERCC_ALGO", "string", "", "force algorithms, e.g. allreduce:ring,alltoall:bruck (tiercc-info --algorithms lists them); unset: the cost model chooses"},
     {"TIERCC_KNOMIAL_RADIX", "int", "2", "radix of the k-nomial trees (broadcast, reduce), 2..16"},
     {"TIERCC_TUNE_SCALEUP_BW", "bandwidth", "8GB/s", "cost model: bandwidth of one rank through its domain's windows (a paced TIERCC_EMU_SCALEUP_BW wins)"},

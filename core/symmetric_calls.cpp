@@ -22,15 +22,7 @@ void Communicator::Impl::freeShared(void* p) {
   queue_.runInline([&] { domain_->freeSymmetric(p); });
 }
 
-namespace {
-Communicator::Impl& live(const std::unique_ptr<Communicator::Impl>& impl, const char* call) {
-  if (!impl)
-    fail(ErrorCode::InvalidArgument, call, ": empty communicator (moved from, or split with a negative color)");
-  return *impl;
-}
-}  // namespace
-
-void* Communicator::allocShared(std::size_t bytes) { return live(impl_, "allocShared").allocShared(bytes); }
-void Communicator::freeShared(void* p) { live(impl_, "freeShared").freeShared(p); }
+void* Communicator::allocShared(std::size_t bytes) { return Impl::live(impl_, "allocShared").allocShared(bytes); }
+void Communicator::freeShared(void* p) { Impl::live(impl_, "freeShared").freeShared(p); }
 
 }  // namespace tiercc

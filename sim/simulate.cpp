@@ -133,7 +133,7 @@ Plan planFor(const std::string& algorithm, const Request& req, const Shape& shap
   }
   const std::size_t oneShot = static_cast<std::size_t>(std::max<std::int64_t>(0, params::getInt("TIERCC_ALLREDUCE_ONESHOT_BYTES")));
   Selector selector(shape, cluster.tierModel(), AlgoOverrides{}, oneShot);
-  return buildPlan(selector.choose(req), req, shape);
+  return buildPlan(std::string(selector.choose(req)), req, shape);
 }
 
 Result simulate(const Plan& plan, const Shape& shape, const Cluster& cluster, Mode mode) {

@@ -15,9 +15,9 @@
 #include "core/env.hpp"
 #include "core/params.hpp"
 #include "core/reduce_isa.hpp"
-#include "transport/factory.hpp"
 #include "tiercc/tiercc.hpp"
 #include "tools/info/probes.hpp"
+#include "transport/factory.hpp"
 
 namespace {
 
@@ -27,8 +27,8 @@ void printParams(std::ostream& out) {
   for (const auto& p : tiercc::params::all()) width = std::max(width, static_cast<int>(std::strlen(p.name)));
   for (const auto& p : tiercc::params::all()) {
     std::string value = tiercc::params::raw(p.name);
-    out << "  " << std::left << std::setw(width) << p.name << " = " << std::setw(12) << (value.empty() ? "(unset)" : value)
-        << " [" << tiercc::params::source(p.name) << "]  " << p.doc << "\n";
+    out << "  " << std::left << std::setw(width) << p.name << " = " << std::setw(12)
+        << (value.empty() ? "(unset)" : value) << " [" << tiercc::params::source(p.name) << "]  " << p.doc << "\n";
   }
 }
 
@@ -69,7 +69,7 @@ void printAlgorithms(std::ostream& out, int domains, int domainSize) {
       req.radix = static_cast<int>(params::getInt("TIERCC_KNOMIAL_RADIX"));
       if (coll == Collective::AllGather || coll == Collective::ReduceScatter || coll == Collective::AllToAll)
         req.count = std::max<std::size_t>(1, bytes / shape.size());
-      const std::string chosen = selector.choose(req);
+      const std::string chosen(selector.choose(req));
       out << "  " << std::left << std::setw(15) << toString(coll) << std::right << std::setw(10) << bytes << " B:";
       for (const std::string& algo : algorithmsFor(coll)) {
         if (!unsupportedReason(algo, req, shape).empty()) continue;
@@ -82,9 +82,7 @@ void printAlgorithms(std::ostream& out, int domains, int domainSize) {
   }
 }
 
-bool launched() {
-  return std::getenv("TIERCC_RANK") || std::getenv("OMPI_COMM_WORLD_RANK") || std::getenv("RANK");
-}
+bool launched() { return std::getenv("TIERCC_RANK") || std::getenv("OMPI_COMM_WORLD_RANK") || std::getenv("RANK"); }
 
 int usage(const char* argv0) {
   std::cerr << "usage: " << argv0 << " [--params] [--no-devices] [--algorithms DxK]\n"
@@ -100,13 +98,15 @@ int main(int argc, char** argv) {
   bool paramsOnly = false, devices = true;
   int algoDomains = 0, algoDomainSize = 0;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--params")) paramsOnly = true;
+    if (!std::strcmp(argv[i], "--params"))
+      paramsOnly = true;
     else if (!std::strcmp(argv[i], "--algorithms") && i + 1 < argc) {
       if (std::sscanf(argv[++i], "%dx%d", &algoDomains, &algoDomainSize) != 2 || algoDomains < 1 || algoDomainSize < 1)
         return usage(argv[0]);
-    }
-    else if (!std::strcmp(argv[i], "--no-devices")) devices = false;
-    else return usage(argv[0]);
+    } else if (!std::strcmp(argv[i], "--no-devices"))
+      devices = false;
+    else
+      return usage(argv[0]);
   }
   try {
     if (paramsOnly) {
@@ -123,16 +123,14 @@ int main(int argc, char** argv) {
       tiercc::Communicator comm = tiercc::Communicator::fromEnv();
       char host[256] = {};
       gethostname(host, sizeof(host) - 1);
-      std::cout << "rank " << comm.rank() << " of " << comm.size() << ": domain " << comm.domain()
-                << ", local rank " << comm.localRank() << " of " << comm.domainSize() << ", host " << host
-                << std::endl;
+      std::cout << "rank " << comm.rank() << " of " << comm.size() << ": domain " << comm.domain() << ", local rank "
+                << comm.localRank() << " of " << comm.domainSize() << ", host " << host << std::endl;
       comm.barrier();
       reportMachine = comm.rank() == 0;
       if (reportMachine)
-        out << "topology: " << comm.numDomains() << (comm.numDomains() == 1 ? " domain" : " domains")
-            << " x " << comm.domainSize() << " ranks (world size " << comm.size()
-            << "); scale-up: shm; scale-out: "
-            << comm.transportName() << "\n";
+        out << "topology: " << comm.numDomains() << (comm.numDomains() == 1 ? " domain" : " domains") << " x "
+            << comm.domainSize() << " ranks (world size " << comm.size()
+            << "); scale-up: shm; scale-out: " << comm.transportName() << "\n";
     } else {
       out << "topology: not launched (one process); run under tiercc-run to see the domains\n";
     }

@@ -18,22 +18,29 @@ std::uint64_t crossDomainSendBytes(const CollContext& ctx, const CollArgs& a) {
 
 void runHierarchical(CollContext& ctx, const CollArgs& a) {
   switch (a.coll) {
-    case Collective::AllReduce: return allreduceHierarchical(ctx, a.send, a.recv, a.count, a.dt, a.op);
-    case Collective::ReduceScatter: return reduceScatterHierarchical(ctx, a.send, a.recv, a.count, a.dt, a.op);
-    case Collective::AllGather: return allgatherHierarchical(ctx, a.send, a.recv, a.count, a.dt);
-    case Collective::Broadcast: return broadcastHierarchical(ctx, a.send, a.recv, a.count, a.dt, a.root);
-    case Collective::Reduce: return reduceHierarchical(ctx, a.send, a.recv, a.count, a.dt, a.op, a.root);
-    case Collective::AllToAll: return alltoallHierarchical(ctx, a.send, a.recv, a.count, a.dt);
+    case Collective::AllReduce:
+      return allreduceHierarchical(ctx, a.send, a.recv, a.count, a.dt, a.op);
+    case Collective::ReduceScatter:
+      return reduceScatterHierarchical(ctx, a.send, a.recv, a.count, a.dt, a.op);
+    case Collective::AllGather:
+      return allgatherHierarchical(ctx, a.send, a.recv, a.count, a.dt);
+    case Collective::Broadcast:
+      return broadcastHierarchical(ctx, a.send, a.recv, a.count, a.dt, a.root);
+    case Collective::Reduce:
+      return reduceHierarchical(ctx, a.send, a.recv, a.count, a.dt, a.op, a.root);
+    case Collective::AllToAll:
+      return alltoallHierarchical(ctx, a.send, a.recv, a.count, a.dt);
     case Collective::Barrier: {
       std::uint8_t token = 1, result = 0;
       return allreduceHierarchical(ctx, &token, &result, 1, DataType::U8, ReduceOp::Max);
     }
-    case Collective::AllToAllv: break;
+    case Collective::AllToAllv:
+      break;
   }
   fail(ErrorCode::Internal, ctx.what, ": no hierarchical implementation of ", toString(a.coll));
 }
 
-void runFlat(CollContext& ctx, const CollArgs& a, const std::string& algo) {
+void runFlat(CollContext& ctx, const CollArgs& a, std::string_view algo) {
   const Group g = Group::world(ctx.topo);
   const int radix = ctx.tuning.knomialRadix;
   switch (a.coll) {
@@ -89,7 +96,7 @@ void runCollective(CollContext& ctx, const CollArgs& a) {
     req.count = 0;
   }
   if (a.coll == Collective::Barrier) req.dt = DataType::U8;
-  const std::string& algo = ctx.selector->choose(req);
+  const std::string_view algo = ctx.selector->choose(req);
   ctx.stats.algorithm = algo;
   if (algo == "hierarchical") return runHierarchical(ctx, a);
   if (algo == "one_shot") {

@@ -28,8 +28,12 @@ bool parseCollective(const std::string& name, Collective& out) {
   return false;
 }
 
-int Shape::minDomainSize() const { return domainSizes.empty() ? 0 : *std::min_element(domainSizes.begin(), domainSizes.end()); }
-int Shape::maxDomainSize() const { return domainSizes.empty() ? 0 : *std::max_element(domainSizes.begin(), domainSizes.end()); }
+int Shape::minDomainSize() const {
+  return domainSizes.empty() ? 0 : *std::min_element(domainSizes.begin(), domainSizes.end());
+}
+int Shape::maxDomainSize() const {
+  return domainSizes.empty() ? 0 : *std::max_element(domainSizes.begin(), domainSizes.end());
+}
 
 Shape Shape::uniformDomains(int numDomains, int domainSize) {
   Shape s;
@@ -64,8 +68,7 @@ std::string Plan::describe() const {
       << boundBytes << " B), scale-up " << scaleUpBytes() << " B";
   for (const Step& s : steps)
     out << "\n  " << (s.tier == Tier::ScaleOut ? "[out] " : "[up]  ") << s.what << ": " << s.latencySteps
-        << " latency steps, busiest link "
-        << static_cast<std::uint64_t>(s.busiestBytes) << " B";
+        << " latency steps, busiest link " << static_cast<std::uint64_t>(s.busiestBytes) << " B";
   return out.str();
 }
 
@@ -73,18 +76,22 @@ std::uint64_t slowTierBound(const Request& req, const Shape& shape) {
   const std::uint64_t es = dataTypeSize(req.dt), D = shape.numDomains(), N = shape.size();
   const std::uint64_t elementBytes = req.count * es;
   switch (req.coll) {
-    case Collective::AllReduce: return 2 * (D - 1) * elementBytes;
+    case Collective::AllReduce:
+      return 2 * (D - 1) * elementBytes;
     case Collective::ReduceScatter:
-    case Collective::AllGather: return (D - 1) * N * elementBytes;
+    case Collective::AllGather:
+      return (D - 1) * N * elementBytes;
     case Collective::Broadcast:
-    case Collective::Reduce: return (D - 1) * elementBytes;
+    case Collective::Reduce:
+      return (D - 1) * elementBytes;
     case Collective::AllToAll: {
       std::uint64_t cross = 0;
       for (int k : shape.domainSizes) cross += static_cast<std::uint64_t>(k) * (N - k);
       return cross * elementBytes;
     }
     case Collective::AllToAllv:  // depends on the counts, which only the ranks know
-    case Collective::Barrier: return 0;
+    case Collective::Barrier:
+      return 0;
   }
   return 0;
 }
@@ -92,13 +99,13 @@ std::uint64_t slowTierBound(const Request& req, const Shape& shape) {
 const std::vector<std::string>& algorithmsFor(Collective c) {
   static const std::array<std::vector<std::string>, kNumCollectives> kAlgorithms = {{
       {"hierarchical", "one_shot", "ring", "halving_doubling", "recursive_doubling"},  // allreduce
-      {"hierarchical", "ring"},                                                       // reduce_scatter
-      {"hierarchical", "ring", "bruck"},                                              // allgather
-      {"hierarchical", "knomial"},                                                    // broadcast
-      {"hierarchical", "knomial"},                                                    // reduce
-      {"hierarchical", "pairwise", "bruck"},                                          // alltoall
-      {"pairwise"},                                                                   // alltoallv
-      {"one_shot", "hierarchical", "dissemination"},                                  // barrier
+      {"hierarchical", "ring"},                                                        // reduce_scatter
+      {"hierarchical", "ring", "bruck"},                                               // allgather
+      {"hierarchical", "knomial"},                                                     // broadcast
+      {"hierarchical", "knomial"},                                                     // reduce
+      {"hierarchical", "pairwise", "bruck"},                                           // alltoall
+      {"pairwise"},                                                                    // alltoallv
+      {"one_shot", "hierarchical", "dissemination"},                                   // barrier
   }};
   return kAlgorithms[static_cast<int>(c)];
 }
@@ -115,7 +122,8 @@ std::string unsupportedReason(const std::string& algorithm, const Request& req, 
     const std::size_t domains = std::max(1, shape.numDomains());
     if (!shape.uniform()) return "one_shot needs domains of equal size (every rank needs a rail peer)";
     if (bytes * domains > req.windowBytes)
-      return concat("one_shot needs the ", domains, " domain results of ", bytes, " B to fit the window (", req.windowBytes, " B)");
+      return concat("one_shot needs the ", domains, " domain results of ", bytes, " B to fit the window (",
+                    req.windowBytes, " B)");
   }
   return "";
 }
@@ -129,12 +137,20 @@ Plan buildPlan(const std::string& algorithm, const Request& req, const Shape& sh
   switch (req.coll) {
     case Collective::AllReduce:
     case Collective::Broadcast:
-    case Collective::Reduce: plan.bytes = req.count * es; break;
+    case Collective::Reduce:
+      plan.bytes = req.count * es;
+      break;
     case Collective::ReduceScatter:
     case Collective::AllGather:
-    case Collective::AllToAll: plan.bytes = req.count * es * shape.size(); break;
-    case Collective::AllToAllv: plan.bytes = req.totalBytes; break;
-    case Collective::Barrier: plan.bytes = 0; break;
+    case Collective::AllToAll:
+      plan.bytes = req.count * es * shape.size();
+      break;
+    case Collective::AllToAllv:
+      plan.bytes = req.totalBytes;
+      break;
+    case Collective::Barrier:
+      plan.bytes = 0;
+      break;
   }
   if (shape.size() <= 1) return plan;  // nothing moves
   plans::build(plan, algorithm, req, shape);
@@ -148,14 +164,18 @@ namespace plans {
 
 void build(Plan& plan, const std::string& algorithm, const Request& req, const Shape& shape) {
   switch (req.coll) {
-    case Collective::AllReduce: return allreduce(plan, algorithm, req, shape);
+    case Collective::AllReduce:
+      return allreduce(plan, algorithm, req, shape);
     case Collective::ReduceScatter:
-    case Collective::AllGather: return reduceScatterOrAllgather(plan, algorithm, req, shape);
+    case Collective::AllGather:
+      return reduceScatterOrAllgather(plan, algorithm, req, shape);
     case Collective::Broadcast:
-    case Collective::Reduce: return rooted(plan, algorithm, req, shape);
+    case Collective::Reduce:
+      return rooted(plan, algorithm, req, shape);
     case Collective::AllToAll:
     case Collective::AllToAllv:
-    case Collective::Barrier: return alltoallOrBarrier(plan, algorithm, req, shape);
+    case Collective::Barrier:
+      return alltoallOrBarrier(plan, algorithm, req, shape);
   }
 }
 

@@ -17,7 +17,16 @@
 
 namespace tiercc {
 
-enum class Collective : std::uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, AllToAll, AllToAllv, Barrier };
+enum class Collective : std::uint8_t {
+  AllReduce,
+  ReduceScatter,
+  AllGather,
+  Broadcast,
+  Reduce,
+  AllToAll,
+  AllToAllv,
+  Barrier
+};
 inline constexpr int kNumCollectives = 8;
 /// "allreduce", "reduce_scatter", ... (the names TIERCC_ALGO and tiercc-perf use).
 const char* toString(Collective c);
@@ -47,13 +56,13 @@ Shape shapeOf(const Topology& topo);
 /// What is asked: the collective, its size, and what the algorithm must know about it.
 struct Request {
   Collective coll = Collective::AllReduce;
-  std::size_t count = 0;        ///< elements: of the vector (allreduce, broadcast, reduce),
-                                ///< per rank (allgather, reduce_scatter), per peer (alltoall)
+  std::size_t count = 0;  ///< elements: of the vector (allreduce, broadcast, reduce),
+                          ///< per rank (allgather, reduce_scatter), per peer (alltoall)
   DataType dt = DataType::F32;
-  int root = 0;                 ///< broadcast, reduce
-  int radix = 2;                ///< k-nomial trees
+  int root = 0;                        ///< broadcast, reduce
+  int radix = 2;                       ///< k-nomial trees
   std::size_t windowBytes = 4u << 20;  ///< the scale-up staging window (round size)
-  std::size_t totalBytes = 0;   ///< alltoallv: bytes this collective moves in all, every rank
+  std::size_t totalBytes = 0;          ///< alltoallv: bytes this collective moves in all, every rank
 };
 
 /// Who sends to whom in a step, so that tiercc-sim's exact mode can expand it rank by rank
@@ -71,24 +80,24 @@ enum class Exchange : std::uint8_t {
 
 /// One step of a plan.
 struct Step {
-  std::string what;             ///< "reduce-scatter in the domain (direct)"
-  Tier tier = Tier::ScaleUp;    ///< the tier that paces the step (its slowest link)
+  std::string what;           ///< "reduce-scatter in the domain (direct)"
+  Tier tier = Tier::ScaleUp;  ///< the tier that paces the step (its slowest link)
   /// The step's messages travel over the transport (flat algorithms, rails), not through the
   /// domain's windows. Inside a domain that is slower in tiercc's runtime than the windows.
   bool overTransport = true;
-  double latencySteps = 0;      ///< message or synchronisation rounds on the critical path
-  double busiestBytes = 0;      ///< bytes the most loaded link carries, one direction
-  std::uint64_t scaleUpBytes = 0;   ///< moved inside domains, summed over ranks
-  std::uint64_t scaleOutBytes = 0;  ///< sent across domains, summed over ranks
+  double latencySteps = 0;                ///< message or synchronisation rounds on the critical path
+  double busiestBytes = 0;                ///< bytes the most loaded link carries, one direction
+  std::uint64_t scaleUpBytes = 0;         ///< moved inside domains, summed over ranks
+  std::uint64_t scaleOutBytes = 0;        ///< sent across domains, summed over ranks
   Exchange exchange = Exchange::Unknown;  ///< who sends to whom (tiercc-sim's exact mode)
-  int exchangeParam = 0;        ///< the Butterfly mask, Fold direction or Shift distance
-  double messageBytes = 0;      ///< bytes of each message of `exchange`, one sender to one receiver
+  int exchangeParam = 0;                  ///< the Butterfly mask, Fold direction or Shift distance
+  double messageBytes = 0;                ///< bytes of each message of `exchange`, one sender to one receiver
 };
 
 struct Plan {
   Collective coll = Collective::AllReduce;
-  std::string algorithm;        ///< "hierarchical", "ring", ...
-  std::size_t bytes = 0;        ///< the collective's size in nccl-tests' sense
+  std::string algorithm;  ///< "hierarchical", "ring", ...
+  std::size_t bytes = 0;  ///< the collective's size in nccl-tests' sense
   std::vector<Step> steps;
   std::uint64_t boundBytes = 0;  ///< the slow-tier lower bound for this shape, summed over ranks
 

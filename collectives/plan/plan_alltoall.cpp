@@ -24,21 +24,23 @@ void hierarchical(Plan& plan, const Request& req, const Shape& s) {
   const std::uint64_t B = req.count * dataTypeSize(req.dt), N = s.size(), D = s.numDomains();
   const std::uint64_t rails = s.minDomainSize(), kmax = s.maxDomainSize();
   const double rounds = static_cast<double>(std::max<std::uint64_t>(1, ceilDiv(N * B * 2, req.windowBytes)));
-  plan.steps.push_back(patternStep("stage and pack by destination domain", rounds, double(N * B), 0, insidePairs(s) * B, false));
+  plan.steps.push_back(
+      patternStep("stage and pack by destination domain", rounds, double(N * B), 0, insidePairs(s) * B, false));
   if (D > 1)
-    plan.steps.push_back(withExchange(patternStep("one message per (rail, destination domain)", rounds,
-                                                  double(kmax * ceilDiv(kmax, rails) * (D - 1) * B), crossPairs(s) * B, 0, true),
-                                      Exchange::Rail, double(kmax * B)));
+    plan.steps.push_back(
+        withExchange(patternStep("one message per (rail, destination domain)", rounds,
+                                 double(kmax * ceilDiv(kmax, rails) * (D - 1) * B), crossPairs(s) * B, 0, true),
+                     Exchange::Rail, double(kmax * B)));
 }
 
 // p - 1 steps: at step i rank r sends its block for r + i and receives from r - i.
 void pairwise(Plan& plan, const std::uint64_t B, const Shape& s) {
   const std::uint64_t p = s.size(), cross = crossPairs(s);
   const double fragments = static_cast<double>(std::max<std::uint64_t>(1, ceilDiv(B, 4u << 20)));
-  plan.steps.push_back(withExchange(patternStep("pairwise exchange, " + std::to_string(p - 1) + " steps",
-                                                double(p - 1) * fragments, double((p - 1) * B), cross * B, insidePairs(s) * B,
-                                                cross > 0),
-                                    Exchange::All, double(B)));
+  plan.steps.push_back(
+      withExchange(patternStep("pairwise exchange, " + std::to_string(p - 1) + " steps", double(p - 1) * fragments,
+                               double((p - 1) * B), cross * B, insidePairs(s) * B, cross > 0),
+                   Exchange::All, double(B)));
 }
 
 // Bruck: step i sends every block whose index has bit i set to rank + 2^i.
@@ -48,9 +50,10 @@ void bruck(Plan& plan, const Request& req, const Shape& s) {
     std::uint64_t blocks = 0;
     for (std::uint64_t j = 0; j < p; ++j) blocks += (j & dist) != 0;
     const std::uint64_t cross = shiftCrossings(s, static_cast<int>(p - dist));  // to rank + dist
-    plan.steps.push_back(withExchange(patternStep("bruck step at distance " + std::to_string(dist), 1, double(blocks * B),
-                                                  cross * blocks * B, (p - cross) * blocks * B, cross > 0),
-                                      Exchange::Shift, double(blocks * B), static_cast<int>(dist)));
+    plan.steps.push_back(
+        withExchange(patternStep("bruck step at distance " + std::to_string(dist), 1, double(blocks * B),
+                                 cross * blocks * B, (p - cross) * blocks * B, cross > 0),
+                     Exchange::Shift, double(blocks * B), static_cast<int>(dist)));
   }
 }
 
@@ -81,9 +84,12 @@ void alltoallOrBarrier(Plan& plan, const std::string& algorithm, const Request& 
     return;
   }
   const std::uint64_t B = req.count * dataTypeSize(req.dt);
-  if (algorithm == "hierarchical") hierarchical(plan, req, s);
-  else if (algorithm == "pairwise") pairwise(plan, B, s);
-  else if (algorithm == "bruck") bruck(plan, req, s);
+  if (algorithm == "hierarchical")
+    hierarchical(plan, req, s);
+  else if (algorithm == "pairwise")
+    pairwise(plan, B, s);
+  else if (algorithm == "bruck")
+    bruck(plan, req, s);
 }
 
 }  // namespace tiercc::plans

@@ -13,7 +13,8 @@ using namespace planmath;
 void hierarchical(Plan& plan, const Request& req, const Shape& s, bool reduce) {
   const std::uint64_t B = req.count * dataTypeSize(req.dt), N = s.size(), D = s.numDomains();
   const std::uint64_t rails = s.minDomainSize(), kmax = s.maxDomainSize();
-  const double rounds = static_cast<double>(std::max<std::uint64_t>(1, ceilDiv(B * (1 + (D - 1) * ceilDiv(kmax, rails)), req.windowBytes)));
+  const double rounds = static_cast<double>(
+      std::max<std::uint64_t>(1, ceilDiv(B * (1 + (D - 1) * ceilDiv(kmax, rails)), req.windowBytes)));
   std::uint64_t readPeers = 0;  // reduce: every rank's copy of every block, read by its reducer
   for (int k : s.domainSizes) readPeers += static_cast<std::uint64_t>(k - 1) * N * B;
   const std::uint64_t remoteBlocks = N - s.minDomainSize();
@@ -25,12 +26,14 @@ void hierarchical(Plan& plan, const Request& req, const Shape& s, bool reduce) {
       plan.steps.push_back(withExchange(patternStep("send each remote block's partial along its rail", rounds,
                                                     double(ceilDiv(remoteBlocks, rails) * B), (D - 1) * N * B, 0, true),
                                         Exchange::Rail, double(B)));
-    plan.steps.push_back(patternStep("combine the partials of each block in its domain", rounds, double((D - 1) * B), 0, N * B, false));
+    plan.steps.push_back(
+        patternStep("combine the partials of each block in its domain", rounds, double((D - 1) * B), 0, N * B, false));
   } else {
     if (D > 1)
-      plan.steps.push_back(withExchange(patternStep("send the domain's blocks along the rails", rounds,
-                                                    double(ceilDiv(kmax, rails) * (D - 1) * B), (D - 1) * N * B, 0, true),
-                                        Exchange::Rail, double(B)));
+      plan.steps.push_back(
+          withExchange(patternStep("send the domain's blocks along the rails", rounds,
+                                   double(ceilDiv(kmax, rails) * (D - 1) * B), (D - 1) * N * B, 0, true),
+                       Exchange::Rail, double(B)));
     plan.steps.push_back(patternStep("copy every block out of the domain's windows", rounds, double((N - 1) * B), 0,
                                      N * (N - 1) * B, false));
   }
@@ -40,10 +43,11 @@ void hierarchical(Plan& plan, const Request& req, const Shape& s, bool reduce) {
 void ring(Plan& plan, const Request& req, const Shape& s, bool reduce) {
   const std::uint64_t B = req.count * dataTypeSize(req.dt), p = s.size(), cross = ringCrossings(s);
   const double fragments = static_cast<double>(std::max<std::uint64_t>(1, ceilDiv(B, req.windowBytes)));
-  plan.steps.push_back(withExchange(patternStep(reduce ? "ring reduce-scatter over all ranks" : "ring allgather over all ranks",
-                                                double(p - 1) * fragments, double((p - 1) * B), cross * (p - 1) * B,
-                                                (p - cross) * (p - 1) * B, cross > 0),
-                                    Exchange::Ring, double((p - 1) * B)));
+  plan.steps.push_back(
+      withExchange(patternStep(reduce ? "ring reduce-scatter over all ranks" : "ring allgather over all ranks",
+                               double(p - 1) * fragments, double((p - 1) * B), cross * (p - 1) * B,
+                               (p - cross) * (p - 1) * B, cross > 0),
+                   Exchange::Ring, double((p - 1) * B)));
 }
 
 // Bruck: step i sends min(2^i, p - 2^i) blocks to rank - 2^i.
@@ -52,9 +56,10 @@ void bruck(Plan& plan, const Request& req, const Shape& s) {
   for (std::uint64_t dist = 1; dist < p; dist <<= 1) {
     const std::uint64_t blocks = std::min(dist, p - dist), cross = shiftCrossings(s, static_cast<int>(dist));
     const double fragments = static_cast<double>(std::max<std::uint64_t>(1, ceilDiv(blocks * B, req.windowBytes)));
-    plan.steps.push_back(withExchange(patternStep("bruck step at distance " + std::to_string(dist), fragments,
-                                                  double(blocks * B), cross * blocks * B, (p - cross) * blocks * B, cross > 0),
-                                      Exchange::Shift, double(blocks * B), -static_cast<int>(dist)));
+    plan.steps.push_back(
+        withExchange(patternStep("bruck step at distance " + std::to_string(dist), fragments, double(blocks * B),
+                                 cross * blocks * B, (p - cross) * blocks * B, cross > 0),
+                     Exchange::Shift, double(blocks * B), -static_cast<int>(dist)));
   }
 }
 
@@ -62,9 +67,12 @@ void bruck(Plan& plan, const Request& req, const Shape& s) {
 
 void reduceScatterOrAllgather(Plan& plan, const std::string& algorithm, const Request& req, const Shape& shape) {
   const bool reduce = req.coll == Collective::ReduceScatter;
-  if (algorithm == "hierarchical") hierarchical(plan, req, shape, reduce);
-  else if (algorithm == "ring") ring(plan, req, shape, reduce);
-  else if (algorithm == "bruck") bruck(plan, req, shape);
+  if (algorithm == "hierarchical")
+    hierarchical(plan, req, shape, reduce);
+  else if (algorithm == "ring")
+    ring(plan, req, shape, reduce);
+  else if (algorithm == "bruck")
+    bruck(plan, req, shape);
 }
 
 }  // namespace tiercc::plans

@@ -1,6 +1,9 @@
 // Crossing counts for the plan builders (see plan_math.hpp).
 #include "collectives/plan/plan_math.hpp"
 
+#include "collectives/pattern/knomial.hpp"
+#include "collectives/pattern/pattern.hpp"
+
 namespace tiercc::planmath {
 
 int ringCrossings(const Shape& s) {
@@ -21,34 +24,18 @@ int shiftCrossings(const Shape& s, int distance) {
 
 int knomialCrossings(const Shape& s, int root, int radix) {
   const int p = s.size();
+  const pattern::KnomialTree tree(p, root, radix);  // the tree the runtime's k-nomial runs on
   int n = 0;
-  for (int rel = 1; rel < p; ++rel) {
-    // The parent clears the lowest non-zero base-radix digit.
-    int place = 1;
-    while ((rel / place) % radix == 0) place *= radix;
-    const int parentRel = rel - ((rel / place) % radix) * place;
-    if (s.domainOf[(rel + root) % p] != s.domainOf[(parentRel + root) % p]) ++n;
-  }
+  for (int i = 0; i < p; ++i)
+    if (i != root && s.domainOf[i] != s.domainOf[tree.parent(i)]) ++n;
   return n;
 }
 
-int knomialDepth(int p, int radix) {
-  int depth = 0;
-  for (long long reach = 1; reach < p; reach *= radix) ++depth;
-  return depth;
-}
+int knomialDepth(int p, int radix) { return pattern::KnomialTree(p, 0, radix).levels(); }
 
-int floorPow2(int p) {
-  int v = 1;
-  while (v * 2 <= p) v *= 2;
-  return v;
-}
+int floorPow2(int p) { return pattern::floorPow2(p); }
 
-int ceilLog2(int p) {
-  int n = 0;
-  while ((1LL << n) < p) ++n;
-  return n;
-}
+int ceilLog2(int p) { return pattern::ceilLog2(p); }
 
 Step patternStep(std::string what, double latencySteps, double busiestBytes, std::uint64_t crossingBytes,
                  std::uint64_t localBytes, bool anyCrossing) {

@@ -15,8 +15,9 @@ void hierarchical(Plan& plan, const Request& req, const Shape& s, bool reduce) {
   const double rounds = static_cast<double>(std::max<std::uint64_t>(1, ceilDiv(S, req.windowBytes)));
   std::uint64_t inside = 0;
   for (int k : s.domainSizes) inside += static_cast<std::uint64_t>(k - 1) * S;
-  const Step domainStep = patternStep(reduce ? "reduce in each domain (direct)" : "copy from the windows in each domain",
-                                      rounds, double(S), 0, inside, false);
+  const Step domainStep =
+      patternStep(reduce ? "reduce in each domain (direct)" : "copy from the windows in each domain", rounds, double(S),
+                  0, inside, false);
   if (reduce) plan.steps.push_back(domainStep);
   if (D > 1)
     plan.steps.push_back(patternStep(reduce ? "each rail sends its slice to the root's domain"
@@ -32,17 +33,19 @@ void knomial(Plan& plan, const Request& req, const Shape& s, bool reduce) {
   const std::uint64_t depth = knomialDepth(static_cast<int>(p), static_cast<int>(radix));
   const std::uint64_t cross = knomialCrossings(s, req.root, static_cast<int>(radix));
   const double fragments = static_cast<double>(std::max<std::uint64_t>(1, ceilDiv(S, req.windowBytes)));
-  plan.steps.push_back(patternStep((reduce ? "k-nomial reduce, radix " : "k-nomial broadcast, radix ") + std::to_string(radix),
-                                   double(depth) * fragments, double(depth * (radix - 1) * S), cross * S,
-                                   (p - 1 - cross) * S, cross > 0));
+  plan.steps.push_back(patternStep(
+      (reduce ? "k-nomial reduce, radix " : "k-nomial broadcast, radix ") + std::to_string(radix),
+      double(depth) * fragments, double(depth * (radix - 1) * S), cross * S, (p - 1 - cross) * S, cross > 0));
 }
 
 }  // namespace
 
 void rooted(Plan& plan, const std::string& algorithm, const Request& req, const Shape& shape) {
   const bool reduce = req.coll == Collective::Reduce;
-  if (algorithm == "hierarchical") hierarchical(plan, req, shape, reduce);
-  else if (algorithm == "knomial") knomial(plan, req, shape, reduce);
+  if (algorithm == "hierarchical")
+    hierarchical(plan, req, shape, reduce);
+  else if (algorithm == "knomial")
+    knomial(plan, req, shape, reduce);
 }
 
 }  // namespace tiercc::plans

@@ -1,6 +1,7 @@
 // The selector (see selector.hpp).
 #include "collectives/plan/selector.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "core/errors.hpp"
@@ -42,9 +43,12 @@ AlgoOverrides parseAlgoOverrides(const std::string& spec) {
 }
 
 Selector::Selector(Shape shape, TierModel model, AlgoOverrides overrides, std::size_t oneShotLimitBytes)
-    : shape_(std::move(shape)), model_(model), overrides_(std::move(overrides)), oneShotLimitBytes_(oneShotLimitBytes) {}
+    : shape_(std::move(shape)),
+      model_(model),
+      overrides_(std::move(overrides)),
+      oneShotLimitBytes_(oneShotLimitBytes) {}
 
-const std::string& Selector::choose(const Request& req) {
+std::string_view Selector::choose(const Request& req) {
   const auto key = std::make_tuple(static_cast<int>(req.coll), req.count * dataTypeSize(req.dt), req.root, req.radix,
                                    req.totalBytes);
   std::lock_guard<std::mutex> lock(mutex_);
@@ -54,17 +58,19 @@ const std::string& Selector::choose(const Request& req) {
   return cache_.emplace(key, decide(req)).first->second;
 }
 
-std::string Selector::decide(const Request& req) const {
+std::string_view Selector::decide(const Request& req) const {
   const std::string& forced = overrides_[static_cast<int>(req.coll)];
   if (!forced.empty()) {
     const std::string why = unsupportedReason(forced, req, shape_);
-    if (!why.empty()) fail(ErrorCode::NotSupported, "TIERCC_ALGO=", toString(req.coll), ":", forced, " cannot run here: ", why);
+    if (!why.empty())
+      fail(ErrorCode::NotSupported, "TIERCC_ALGO=", toString(req.coll), ":", forced, " cannot run here: ", why);
     TIERCC_LOG(Info, Tune) << toString(req.coll) << " " << req.count * dataTypeSize(req.dt) << " B: " << forced
                            << " (forced by TIERCC_ALGO)";
-    return forced;
+    const auto& known = algorithmsFor(req.coll);
+    return *std::find(known.begin(), known.end(), forced);  // parseAlgoOverrides checked it is there
   }
   const std::size_t bytes = req.count * dataTypeSize(req.dt);
-  std::string best;
+  const std::string* best = nullptr;  // points into algorithmsFor(): lives as long as the program
   double bestSeconds = 0;
   std::ostringstream prices;
   for (const std::string& algo : algorithmsFor(req.coll)) {
@@ -73,15 +79,15 @@ std::string Selector::decide(const Request& req) const {
     const Plan plan = buildPlan(algo, req, shape_);
     const double seconds = price(plan, model_).seconds;
     prices << " " << algo << "=" << seconds * 1e6 << "us";
-    if (best.empty() || seconds < bestSeconds) {
-      best = algo;
+    if (!best || seconds < bestSeconds) {
+      best = &algo;
       bestSeconds = seconds;
     }
   }
-  if (best.empty()) fail(ErrorCode::Internal, "no algorithm can run ", toString(req.coll), " of ", bytes, " B");
+  if (!best) fail(ErrorCode::Internal, "no algorithm can run ", toString(req.coll), " of ", bytes, " B");
   TIERCC_LOG(Info, Tune) << toString(req.coll) << " " << bytes << " B on " << shape_.numDomains() << " domains x "
-                         << shape_.maxDomainSize() << ": " << best << " (prices:" << prices.str() << ")";
-  return best;
+                         << shape_.maxDomainSize() << ": " << *best << " (prices:" << prices.str() << ")";
+  return *best;
 }
 
 }  // namespace tiercc

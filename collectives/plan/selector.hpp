@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 
 #include "collectives/plan/cost_model.hpp"
@@ -30,17 +31,18 @@ class Selector {
   /// The algorithm for `req`. A forced algorithm that cannot run this request is an error
   /// (NotSupported, saying why), never a silent fallback. Decisions are cached per request
   /// shape; TIERCC_DEBUG_SUBSYS=TUNE logs each new one with every candidate's price.
-  const std::string& choose(const Request& req);
+  /// The name lives as long as the program (it is one of algorithmsFor()'s).
+  std::string_view choose(const Request& req);
 
  private:
-  std::string decide(const Request& req) const;
+  std::string_view decide(const Request& req) const;
 
   Shape shape_;
   TierModel model_;
   AlgoOverrides overrides_;
   std::size_t oneShotLimitBytes_;
   std::mutex mutex_;
-  std::map<std::tuple<int, std::size_t, int, int, std::size_t>, std::string> cache_;
+  std::map<std::tuple<int, std::size_t, int, int, std::size_t>, std::string_view> cache_;
 };
 
 }  // namespace tiercc

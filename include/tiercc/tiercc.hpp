@@ -26,6 +26,7 @@ struct TierStats {
   std::uint64_t scaleOutBytes = 0;    ///< bytes this rank sent across domains (tier 1)
   std::uint64_t scaleOutBoundBytes = 0;  ///< this rank's share of the slow-tier lower bound
   std::string algorithm;              ///< the algorithm the last collective ran ("hierarchical", "ring", ...)
+  std::string scaleUpPath;  ///< how the last collective moved data inside the domain: "staged", "zero_copy" or "cma"
 };
 
 /// Handle of an asynchronous collective. Collectives on one communicator complete in issue order.

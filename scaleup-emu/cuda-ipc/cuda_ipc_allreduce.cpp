@@ -1,7 +1,7 @@
 // The one-shot device allreduce over a CudaIpcDomain (see cuda_ipc_allreduce.hpp).
 #include "scaleup-emu/cuda-ipc/cuda_ipc_allreduce.hpp"
 
-#include <vector>
+#include <array>
 
 #include "core/errors.hpp"
 #include "scaleup-emu/cuda-ipc/cuda_check.hpp"
@@ -30,7 +30,7 @@ void cudaIpcAllreduce(CudaIpcDomain& domain, const void* sendbuf, void* recvbuf,
   domain.publishDeviceWrites(stream);
   domain.signal(kCudaIpcStagedFlag, seq);
 
-  std::vector<const void*> sources(n);
+  std::array<const void*, cuda::kMaxReduceSources> sources{};  // n <= kMaxReduceSources, checked above
   for (int r = 0; r < n; ++r) {
     if (r != me) domain.waitUntil(r, kCudaIpcStagedFlag, seq, deadline, what);
     sources[r] = domain.window(r);

@@ -28,17 +28,40 @@ struct Acc {
   __device__ static type load(T v) { return v; }
   __device__ static T store(type a) { return a; }
 };
+// f16 and bf16 NaN go through bit operations rather than the conversion intrinsics, whose NaN
+// results are the hardware's (possibly a canonical NaN): the host (core/half_inline.hpp) keeps
+// the sign and payload and sets the quiet bit, and so do these, so a NaN reaching the output
+// has the same bits on both sides.
+__device__ inline bool isNanBits(float a) { return (__float_as_uint(a) & 0x7fffffffu) > 0x7f800000u; }
+
 template <>
 struct Acc<__half> {
   using type = float;
-  __device__ static float load(__half v) { return __half2float(v); }
-  __device__ static __half store(float a) { return __float2half_rn(a); }
+  __device__ static float load(__half v) {
+    const unsigned h = __half_as_ushort(v);
+    if ((h & 0x7c00u) == 0x7c00u && (h & 0x03ffu) != 0)  // NaN: widen the payload, as the host does
+      return __uint_as_float(((h & 0x8000u) << 16) | 0x7f800000u | ((h & 0x03ffu) << 13));
+    return __half2float(v);
+  }
+  __device__ static __half store(float a) {
+    if (isNanBits(a)) {  // host floatToHalfInline: sign | quiet | top 10 payload bits
+      const unsigned x = __float_as_uint(a);
+      return __ushort_as_half(static_cast<unsigned short>(((x >> 16) & 0x8000u) | 0x7e00u | ((x >> 13) & 0x03ffu)));
+    }
+    return __float2half_rn(a);
+  }
 };
 template <>
 struct Acc<__nv_bfloat16> {
   using type = float;
-  __device__ static float load(__nv_bfloat16 v) { return __bfloat162float(v); }
-  __device__ static __nv_bfloat16 store(float a) { return __float2bfloat16_rn(a); }
+  __device__ static float load(__nv_bfloat16 v) {
+    return __uint_as_float(static_cast<unsigned>(__bfloat16_as_ushort(v)) << 16);
+  }
+  __device__ static __nv_bfloat16 store(float a) {
+    if (isNanBits(a))  // host floatToBf16Inline: set the quiet bit, truncate
+      return __ushort_as_bfloat16(static_cast<unsigned short>((__float_as_uint(a) | 0x00400000u) >> 16));
+    return __float2bfloat16_rn(a);
+  }
 };
 
 template <typename A>
@@ -72,16 +95,30 @@ struct ProdOp {
     return wrapMul(a, b);
   }
 };
+// Min/Max are the host's (core/reduce_kernels_impl.hpp) expressions exactly, so both give the
+// same bits: a NaN operand wins (the left one, i.e. the lowest rank's, when both are), and equal
+// operands, +0 and -0 included, return the right one. A compare and a select never touch a NaN's
+// bits, so f32/f64 NaN reach the output unchanged, as on the host; f16/bf16 NaN are then quieted
+// by Acc::store as on the host. (Sum, Prod and Avg are arithmetic: there the GPU returns its
+// canonical NaN, while x86 propagates the operand's payload.)
 struct MinOp {
   template <typename A>
   __device__ static A apply(A a, A b) {
-    return b < a ? b : a;
+    if constexpr (std::is_floating_point_v<A>) {
+      return (a < b || a != a) ? a : b;
+    } else {
+      return a < b ? a : b;
+    }
   }
 };
 struct MaxOp {
   template <typename A>
   __device__ static A apply(A a, A b) {
-    return a < b ? b : a;
+    if constexpr (std::is_floating_point_v<A>) {
+      return (a > b || a != a) ? a : b;
+    } else {
+      return a > b ? a : b;
+    }
   }
 };
 

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -30,6 +29,9 @@ struct EmulatedDomainConfig {
   int localRank = 0;
   std::vector<std::string> peerNames;  ///< per local rank, for messages: "rank 5 (domain 1, local rank 1)"
   std::size_t windowBytes = 0;
+  /// How long signal() may wait for earlier sends that overlap its bytes to leave (TIERCC_TIMEOUT):
+  /// a peer that stops reading its connection stalls them, and signal() then fails with Timeout.
+  std::chrono::milliseconds timeout{300000};
   /// How long the destructor waits for the peers' goodbyes (they arrive once every member has
   /// destroyed its domain), so that no connection closes with data still unread.
   std::chrono::milliseconds shutdownTimeout{10000};
@@ -66,6 +68,10 @@ class EmulatedDomain final : public Domain {
   using Buffer = std::unique_ptr<std::byte, FreeBytes>;
 
   void enqueue(std::unique_ptr<Outgoing> out);
+  std::unique_ptr<Outgoing> takeSpare();  // mu_ held
+  void waitForShadow(int flag, const std::vector<ByteRange>& ranges, std::unique_lock<std::mutex>& lock);
+  std::string pendingPeers(const std::vector<ByteRange>& ranges) const;  // mu_ held
+  // The progress thread (emulated_progress.cpp).
   void progressLoop();
   // The progress thread's steps; each returns whether anything moved.
   bool postQueued();
@@ -85,7 +91,8 @@ class EmulatedDomain final : public Domain {
   std::size_t mailboxOffset_ = 0;  // in each rank's buffer, after the window
   std::size_t replicated_ = 0;     // bytes of each buffer that signal() keeps in sync (window + mailbox)
   std::vector<Buffer> windows_;    // index = local rank: ours, and replicas of the peers'
-  Buffer shadow_;                // our window as last sent; the source of every data send
+  Buffer shadow_;                  // our window as last sent; the source of every data send
+  std::vector<ByteRange> diff_;    // signal()'s changed ranges, swapped into the entry it queues
 
   // Shared between the callers and the progress thread, under mu_.
   mutable std::mutex mu_;
@@ -93,7 +100,8 @@ class EmulatedDomain final : public Domain {
   std::condition_variable wake_;     // the progress thread: work queued, a waiter arrived, stop
   std::vector<std::array<std::uint32_t, kNumFlags>> flags_;  // index = local rank
   std::vector<std::string> peerError_;                       // non-empty: why waits on it fail
-  std::deque<std::unique_ptr<Outgoing>> outgoing_;           // queued or in flight, in order
+  std::vector<std::unique_ptr<Outgoing>> outgoing_;          // queued or in flight, in order
+  std::vector<std::unique_ptr<Outgoing>> spare_;             // finished signal entries, for reuse
   std::uint64_t wakeups_ = 0;
   int waiters_ = 0;
   bool stopping_ = false;
@@ -108,6 +116,7 @@ class EmulatedDomain final : public Domain {
   std::vector<bool> gone_;                           // failed or said goodbye: no more receives
   std::vector<bool> failed_;                         // no more sends either
   std::vector<bool> byeFrom_;
+  std::vector<Outgoing*> scratch_;  // postQueued/reapSends: the entries they work on, outside mu_
 
   std::thread progress_;
 };

@@ -1,14 +1,24 @@
 // Block-wise window diff (see window_diff.hpp).
 #include "scaleup-emu/emulated/window_diff.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace tiercc {
 
 namespace {
 
+// The trims below step 8 bytes at a time, then finish byte by byte: up to a block each per range.
+std::uint64_t word(const std::byte* p) {
+  std::uint64_t w;
+  std::memcpy(&w, p, sizeof w);
+  return w;
+}
+
 std::size_t firstDifference(const std::byte* a, const std::byte* b, std::size_t len) {
   std::size_t i = 0;
+  while (len - i >= 8 && word(a + i) == word(b + i)) i += 8;
   while (i < len && a[i] == b[i]) ++i;
   return i;
 }
@@ -16,6 +26,7 @@ std::size_t firstDifference(const std::byte* a, const std::byte* b, std::size_t 
 // One past the last differing byte; 0 when none differs.
 std::size_t endOfDifference(const std::byte* a, const std::byte* b, std::size_t len) {
   std::size_t i = len;
+  while (i >= 8 && word(a + i - 8) == word(b + i - 8)) i -= 8;
   while (i > 0 && a[i - 1] == b[i - 1]) --i;
   return i;
 }
@@ -25,6 +36,13 @@ std::size_t endOfDifference(const std::byte* a, const std::byte* b, std::size_t 
 std::vector<ByteRange> changedRanges(const std::byte* now, const std::byte* before, std::size_t len,
                                      std::size_t blockBytes) {
   std::vector<ByteRange> out;
+  changedRanges(now, before, len, out, blockBytes);
+  return out;
+}
+
+void changedRanges(const std::byte* now, const std::byte* before, std::size_t len, std::vector<ByteRange>& out,
+                   std::size_t blockBytes) {
+  out.clear();
   if (blockBytes == 0) blockBytes = len;
   std::size_t runStart = 0, runEnd = 0;  // block-aligned bounds of the current run of changed blocks
   bool inRun = false;
@@ -47,7 +65,6 @@ std::vector<ByteRange> changedRanges(const std::byte* now, const std::byte* befo
     }
   }
   if (inRun) closeRun();
-  return out;
 }
 
 }  // namespace tiercc

@@ -20,5 +20,8 @@ struct ByteRange {
 /// rewritten). Ascending, disjoint, none empty.
 std::vector<ByteRange> changedRanges(const std::byte* now, const std::byte* before, std::size_t len,
                                      std::size_t blockBytes = 4096);
+/// The same into `out` (cleared first), so that a caller diffing on every signal reuses its capacity.
+void changedRanges(const std::byte* now, const std::byte* before, std::size_t len, std::vector<ByteRange>& out,
+                   std::size_t blockBytes = 4096);
 
 }  // namespace tiercc

@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include "core/errors.hpp"
@@ -74,8 +75,9 @@ ShmDomain::ShmDomain(Store& store, ShmDomainConfig config)
   auto segName = [&](int r) { return config_.segmentPrefix + "-l" + std::to_string(r); };
 
   segments_.resize(n);
-  // Let peers read this process (cross-memory attach) where Yama would otherwise forbid it.
-  if (params::getString("TIERCC_SHM_COPY") != "staged") prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+  // Let peers read this process (cross-memory attach) where Yama would otherwise forbid it; only
+  // where there are peers that may: before they probe, which they do once our segment is mapped.
+  if (n > 1 && params::getString("TIERCC_SHM_COPY") != "staged") ptracer_.take();
   segments_[config_.localRank] = ShmSegment::create(segName(config_.localRank), bytes);
   new (segments_[config_.localRank].data()) Header();
   header(config_.localRank)->pid.store(getpid());
@@ -97,6 +99,25 @@ ShmDomain::ShmDomain(Store& store, ShmDomainConfig config)
 }
 
 ShmDomain::~ShmDomain() = default;
+
+namespace {
+std::mutex ptracerMutex;
+int ptracerHolders = 0;  // ShmDomains of this process that hold the consent
+}  // namespace
+
+void ShmDomain::PtracerConsent::take() {
+  if (held_) return;
+  std::lock_guard<std::mutex> lock(ptracerMutex);
+  if (ptracerHolders++ == 0) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);  // EINVAL without Yama: nothing to do
+  held_ = true;
+}
+
+void ShmDomain::PtracerConsent::drop() {
+  if (!held_) return;
+  std::lock_guard<std::mutex> lock(ptracerMutex);
+  if (--ptracerHolders == 0) prctl(PR_SET_PTRACER, 0, 0, 0, 0);
+  held_ = false;
+}
 
 ShmDomain::Header* ShmDomain::header(int peer) {
   return reinterpret_cast<Header*>(segments_[peer].data());
@@ -146,6 +167,7 @@ void ShmDomain::decideCopyMode(Store& store) {
     if (theirs != "ok" && problem.empty()) problem = concat(config_.peerNames[r], ": ", theirs);
   }
   crossMemoryAttach_ = problem.empty();
+  if (!crossMemoryAttach_) ptracer_.drop();  // nobody will read this process for this domain
   if (!crossMemoryAttach_ && mode == "cma")
     fail(ErrorCode::NotSupported, "TIERCC_SHM_COPY=cma, but cross-memory attach does not work here (", problem,
          "); unset it or use auto to fall back to staged copies");

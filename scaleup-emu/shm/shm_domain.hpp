@@ -58,7 +58,23 @@ class ShmDomain final : public Domain {
   /// Why the peer failed (poisoned itself, or its process is gone), or empty if it did not.
   std::string peerFailure(int peer);
 
+  /// This process's consent that its siblings read it (PR_SET_PTRACER_ANY), held while this
+  /// domain may use cross-memory attach; counted per process, the last holder undoes it.
+  class PtracerConsent {
+   public:
+    PtracerConsent() = default;
+    PtracerConsent(const PtracerConsent&) = delete;
+    PtracerConsent& operator=(const PtracerConsent&) = delete;
+    ~PtracerConsent() { drop(); }
+    void take();
+    void drop();
+
+   private:
+    bool held_ = false;
+  };
+
   ShmDomainConfig config_;
+  PtracerConsent ptracer_;
   std::vector<ShmSegment> segments_;  // index = local rank
   std::atomic<bool> aborted_{false};
   SymmetricHeap heap_;

@@ -4,8 +4,11 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <utility>
 
 #include "core/errors.hpp"
@@ -24,6 +27,20 @@ std::byte* mapFd(int fd, std::size_t bytes, const std::string& name) {
   return static_cast<std::byte*>(p);
 }
 
+// posix_fallocate's error (0: done); a signal may interrupt it on a large segment.
+int reserve(int fd, std::size_t bytes) {
+  int err = 0;
+  do err = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  while (err == EINTR);
+  return err;
+}
+
+std::uint64_t freeShmBytes() {
+  struct statvfs fs {};
+  if (statvfs("/dev/shm", &fs) != 0) return 0;
+  return static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+}
+
 }  // namespace
 
 ShmSegment ShmSegment::create(const std::string& name, std::size_t bytes) {
@@ -34,6 +51,16 @@ ShmSegment ShmSegment::create(const std::string& name, std::size_t bytes) {
     ::close(fd);
     shm_unlink(name.c_str());
     failErrno("ftruncate of shared-memory segment " + name + " (is /dev/shm large enough?)", err);
+  }
+  // On tmpfs ftruncate only sets the size: a page that finds /dev/shm full when first touched
+  // raises SIGBUS. Reserving every page now turns that into an error here.
+  if (int err = reserve(fd, bytes); err != 0) {
+    ::close(fd);
+    shm_unlink(name.c_str());
+    if (err == ENOSPC)
+      fail(ErrorCode::SystemError, "shared-memory segment ", name, " of ", bytes, " bytes does not fit in /dev/shm, ",
+           "which has ", freeShmBytes(), " bytes free: free some, enlarge it (docker run --shm-size) or ask for less");
+    failErrno("posix_fallocate of shared-memory segment " + name, err);
   }
   ShmSegment s;
   s.name_ = name;

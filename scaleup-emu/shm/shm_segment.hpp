@@ -9,7 +9,8 @@ namespace tiercc {
 
 class ShmSegment {
  public:
-  /// Creates (exclusive) and maps a segment of `bytes` named `name` ("/tiercc-...").
+  /// Creates (exclusive), reserves (every page, so none can SIGBUS later) and maps a segment of
+  /// `bytes` named `name` ("/tiercc-..."); SystemError, nothing left behind, when it does not fit.
   static ShmSegment create(const std::string& name, std::size_t bytes);
   /// Maps an existing segment created by a peer.
   static ShmSegment open(const std::string& name, std::size_t bytes);

@@ -15,11 +15,17 @@ SymmetricHeap::SymmetricHeap(std::string segmentPrefix, int localRank, int size)
 SymmetricHeap::~SymmetricHeap() = default;
 
 void* SymmetricHeap::allocate(Store& store, std::size_t bytes, Deadline deadline) {
+  // Bad input changes nothing: no id taken, no key written.
+  TIERCC_REQUIRE_ARG(bytes > 0, "allocShared: size 0 (ask for at least one byte)");
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  TIERCC_REQUIRE_ARG(bytes <= SIZE_MAX - page, "allocShared: ", bytes, " bytes overflow the address space");
+  const std::size_t mapped = (bytes + page - 1) / page * page;
+
   const std::uint32_t id = nextId_++;
   const std::string key = "sym" + std::to_string(id) + "/";
   auto segName = [&](int r) { return prefix_ + "-s" + std::to_string(id) + "-l" + std::to_string(r); };
 
-  // Sizes first: nothing is created unless every rank asked for the same, valid size.
+  // Sizes first: nothing is created unless every rank asked for the same size.
   store.setString(key + "size/" + std::to_string(localRank_), std::to_string(bytes));
   for (int r = 0; r < size_; ++r) {
     std::string theirs = store.getString(key + "size/" + std::to_string(r), deadline);
@@ -28,21 +34,29 @@ void* SymmetricHeap::allocate(Store& store, std::size_t bytes, Deadline deadline
            localRank_, " asked for ", bytes, " bytes, local rank ", r, " for ", theirs,
            "): every rank must call allocShared with the same size");
   }
-  TIERCC_REQUIRE_ARG(bytes > 0, "allocShared: size 0 (ask for at least one byte)");
-  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  TIERCC_REQUIRE_ARG(bytes <= SIZE_MAX - page, "allocShared: ", bytes, " bytes overflow the address space");
-  const std::size_t mapped = (bytes + page - 1) / page * page;
 
+  // Every rank says whether it created its segment, and every rank hears all of them before it
+  // opens any: when one could not (/dev/shm full), all fail at once with its reason, and the
+  // others' segments go (unlinked) with their Allocation, none of them opened by a peer.
   Allocation a;
   a.bytes = bytes;
   a.segments.resize(size_);
-  a.segments[localRank_] = ShmSegment::create(segName(localRank_), mapped);
-  store.setString(key + "created/" + std::to_string(localRank_), "1");
+  try {
+    a.segments[localRank_] = ShmSegment::create(segName(localRank_), mapped);
+  } catch (const Error& e) {
+    store.setString(key + "created/" + std::to_string(localRank_), e.what());
+    fail(e.code(), "allocShared of ", bytes, " bytes: ", e.what());
+  }
+  store.setString(key + "created/" + std::to_string(localRank_), "ok");
   for (int r = 0; r < size_; ++r) {
     if (r == localRank_) continue;
-    store.get(key + "created/" + std::to_string(r), deadline);
-    a.segments[r] = ShmSegment::open(segName(r), mapped);
+    std::string created = store.getString(key + "created/" + std::to_string(r), deadline);
+    if (created != "ok")
+      fail(ErrorCode::SystemError, "allocShared of ", bytes, " bytes: local rank ", r,
+           " could not create its part: ", created);
   }
+  for (int r = 0; r < size_; ++r)
+    if (r != localRank_) a.segments[r] = ShmSegment::open(segName(r), mapped);
   // As for the windows: once every peer mapped ours, the name goes, so nothing can leak.
   store.setString(key + "mapped/" + std::to_string(localRank_), "1");
   for (int r = 0; r < size_; ++r) store.get(key + "mapped/" + std::to_string(r), deadline);
