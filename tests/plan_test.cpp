@@ -148,7 +148,7 @@ TEST(Selector, PicksByPrice) {
     EXPECT_EQ(sel.choose(request(Collective::AllReduce, 4)), "one_shot") << name(s);  // latency wins
     for (Collective c : {Collective::AllReduce, Collective::AllToAll, Collective::AllGather}) {
       const Request big = request(c, 16 << 20);
-      const std::string& algo = sel.choose(big);
+      const std::string algo(sel.choose(big));
       const Plan chosen = buildPlan(algo, big, s);
       EXPECT_EQ(chosen.scaleOutBytes(), chosen.boundBytes) << toString(c) << " on " << name(s) << ": " << algo;
       EXPECT_NE(algo, "ring") << toString(c) << " on " << name(s);
