@@ -4,7 +4,9 @@
 #   net:    bench/two-tier-net.sh's network, rails rate-limited to RATE, scale-up paced to UP_BW
 #   paced:  loopback TCP, scale-out paced to OUT_BW and scale-up to UP_BW by the link model
 # and prints predicted vs measured busbw and the error. Needs root (network namespaces).
-# Usage: bench/sim-validate.sh [--rate 500mbit] [--out-bw 0.25GB/s] [--up-bw 2GB/s] [BUILD_DIR]
+# Usage: bench/sim-validate.sh [--rate 500mbit] [--out-bw 0.125GB/s] [--up-bw 1GB/s] [BUILD_DIR]
+# (The default rates keep the paced links well below this 2-core machine's own speed; see
+# docs/simulator.md "Validation".)
 set -euo pipefail
 shopt -s inherit_errexit
 
@@ -15,7 +17,7 @@ readonly PERF_ARGS=(--coll allreduce -d float -b 1M -e 64M -f 4 -n 5 -w 1 --algo
 # This machine's step latencies, estimated (TCP round over loopback or veth; a futex wake with
 # ranks sharing 2 cores). At >= 1 MiB they are a small part of the time.
 readonly OUT_LAT=50us UP_LAT=10us
-rate=500mbit out_bw=0.25GB/s up_bw=2GB/s build=$HERE/../build
+rate=500mbit out_bw=0.125GB/s up_bw=1GB/s build=$HERE/../build
 while (($# > 0)); do
   case $1 in
     --rate) rate=${2:?}; shift 2 ;;
