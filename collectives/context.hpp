@@ -27,6 +27,12 @@ enum DomainFlag : int {
 struct Scratch {
   std::vector<std::byte> accumulate;  ///< the slice being reduced (window-sized)
   std::vector<std::byte> receive;     ///< slices arriving from other domains (window-sized)
+  /// The last round was one-shot on alternating window halves and saw every domain peer's
+  /// Staged flag: a one-shot round next may skip waiting for Released (allreduce_oneshot.cpp).
+  /// beginRound clears it.
+  bool afterOneShot = false;
+  /// ... and it staged in the mailboxes: their sequence words are valid (allreduce_oneshot.cpp).
+  bool afterMailboxOneShot = false;
 };
 
 /// Algorithm thresholds, read once per communicator (TIERCC_* parameters).
@@ -45,7 +51,7 @@ struct CollContext {
   std::uint32_t& epoch;        ///< round counter shared by the ranks of the domain
   TierStats& stats;
   std::uint64_t seq;           ///< this collective's sequence number (same on every rank)
-  std::string what;            ///< "allreduce #12", the start of every error message
+  const std::string& what;     ///< "allreduce #12", the start of every error message
   Deadline deadline;            ///< of the current round: renewed by beginRound
   const Tuning& tuning;
   LinkModel* scaleUpLink = nullptr;   ///< paces tier 0 (TIERCC_EMU_SCALEUP_*); null: not paced

@@ -6,6 +6,7 @@ namespace tiercc {
 std::uint32_t beginRound(CollContext& ctx) {
   Domain& dom = ctx.domain;
   const std::uint32_t epoch = ++ctx.epoch;
+  ctx.scratch.afterOneShot = ctx.scratch.afterMailboxOneShot = false;
   // A deadline per round, not per collective: a long message that keeps moving never times out.
   if (ctx.timeout.count() > 0) ctx.deadline = Deadline::after(ctx.timeout);
   for (int p = 0; p < dom.size(); ++p)

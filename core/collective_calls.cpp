@@ -1,6 +1,7 @@
 // The public collectives: validate arguments (bad input changes nothing), then run the
 // algorithm in order with the communicator's other operations.
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <cstring>
 
@@ -48,12 +49,16 @@ void requireRank(const char* name, const char* what, int rank, int size) {
 
 }  // namespace
 
-void Communicator::Impl::execute(const char* name, std::uint64_t seq, const std::function<void(CollContext&)>& body) {
+void Communicator::Impl::execute(const char* name, std::uint64_t seq, BodyRef body) {
   if (aborted_.load()) fail(ErrorCode::Aborted, name, " #", seq, ": the communicator was aborted");
   {
     std::lock_guard<std::mutex> lock(statsMutex_);
     if (brokenBy_) std::rethrow_exception(brokenBy_);
   }
+  // Operations run one at a time (the queue's exec lock): the name's buffer is reused.
+  char digits[24];
+  const auto printed = std::to_chars(digits, digits + sizeof(digits), seq);
+  callName_.assign(name).append(" #").append(digits, printed.ptr);
   TierStats delta;
   CollContext ctx{topo_,
                   *domain_,
@@ -62,7 +67,7 @@ void Communicator::Impl::execute(const char* name, std::uint64_t seq, const std:
                   epoch_,
                   delta,
                   seq,
-                  std::string(name) + " #" + std::to_string(seq),
+                  callName_,
                   Deadline::after(timeout_),
                   tuning_,
                   scaleUpLink_.get(),
@@ -112,14 +117,14 @@ void Communicator::Impl::failed(const Error& e) {
 
 // Point-to-point operations do not take a collective sequence number (only two ranks see
 // them); each (direction, peer) pair numbers its own messages.
-void Communicator::Impl::runPointToPoint(bool isSend, int peer, std::function<void(CollContext&)> body) {
+void Communicator::Impl::runPointToPoint(bool isSend, int peer, BodyRef body) {
   if (aborted_.load()) fail(ErrorCode::Aborted, isSend ? "send" : "recv", ": the communicator was aborted");
   std::uint64_t pairSeq = (isSend ? sendSeq_ : recvSeq_)[peer]++;
   std::string name = concat(isSend ? "send to rank " : "recv from rank ", peer);
   queue_.runInline([&] { execute(name.c_str(), pairSeq, body); });
 }
 
-void Communicator::Impl::runBlocking(const char* name, std::function<void(CollContext&)> body) {
+void Communicator::Impl::runBlocking(const char* name, BodyRef body) {
   if (aborted_.load()) fail(ErrorCode::Aborted, name, ": the communicator was aborted");
   std::uint64_t seq = nextSeq_++;
   queue_.runInline([&] { execute(name, seq, body); });
@@ -135,8 +140,6 @@ Work Communicator::Impl::runAsync(const char* name, std::function<void(CollConte
 
 namespace {
 
-using Body = std::function<void(CollContext&)>;
-
 Communicator::Impl& live(const std::unique_ptr<Communicator::Impl>& impl) {
   return Communicator::Impl::live(impl, "operation");
 }
@@ -146,7 +149,7 @@ const void* shifted(const void* base, std::ptrdiff_t delta) {
   return reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(base) + delta);
 }
 
-Body allreduceBody(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op) {
+auto allreduceBody(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op) {
   requireType(dt);
   requireOp(op);
   std::size_t bytes = byteSize("allreduce", count, dt);
@@ -154,7 +157,7 @@ Body allreduceBody(const void* send, void* recv, std::size_t count, DataType dt,
   return [=](CollContext& ctx) { runCollective(ctx, {Collective::AllReduce, send, recv, count, dt, op}); };
 }
 
-Body reduceScatterBody(int rank, int size, const void* send, void* recv, std::size_t recvCount, DataType dt,
+auto reduceScatterBody(int rank, int size, const void* send, void* recv, std::size_t recvCount, DataType dt,
                        ReduceOp op) {
   requireType(dt);
   requireOp(op);
@@ -166,7 +169,7 @@ Body reduceScatterBody(int rank, int size, const void* send, void* recv, std::si
   return [=](CollContext& ctx) { runCollective(ctx, {Collective::ReduceScatter, send, recv, recvCount, dt, op}); };
 }
 
-Body allgatherBody(int rank, int size, const void* send, void* recv, std::size_t sendCount, DataType dt) {
+auto allgatherBody(int rank, int size, const void* send, void* recv, std::size_t sendCount, DataType dt) {
   requireType(dt);
   std::size_t sendBytes = byteSize("allgather", sendCount, dt);
   std::size_t recvBytes = byteSize("allgather", sendCount, dt, size);
@@ -176,7 +179,7 @@ Body allgatherBody(int rank, int size, const void* send, void* recv, std::size_t
   return [=](CollContext& ctx) { runCollective(ctx, {Collective::AllGather, send, recv, sendCount, dt}); };
 }
 
-Body broadcastBody(int rank, int size, const void* send, void* recv, std::size_t count, DataType dt, int root) {
+auto broadcastBody(int rank, int size, const void* send, void* recv, std::size_t count, DataType dt, int root) {
   requireType(dt);
   requireRank("broadcast", "root", root, size);
   std::size_t bytes = byteSize("broadcast", count, dt);
@@ -186,7 +189,7 @@ Body broadcastBody(int rank, int size, const void* send, void* recv, std::size_t
   };
 }
 
-Body reduceBody(int rank, int size, const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op,
+auto reduceBody(int rank, int size, const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op,
                 int root) {
   requireType(dt);
   requireOp(op);
@@ -196,7 +199,7 @@ Body reduceBody(int rank, int size, const void* send, void* recv, std::size_t co
   return [=](CollContext& ctx) { runCollective(ctx, {Collective::Reduce, send, recv, count, dt, op, root}); };
 }
 
-Body alltoallBody(int size, const void* send, void* recv, std::size_t countPerPeer, DataType dt) {
+auto alltoallBody(int size, const void* send, void* recv, std::size_t countPerPeer, DataType dt) {
   requireType(dt);
   std::size_t bytes = byteSize("alltoall", countPerPeer, dt, size);
   requireBuffers("alltoall", send, bytes, recv, bytes, recv);
@@ -215,7 +218,7 @@ std::size_t vectorExtent(const char* side, const std::size_t* counts, const std:
   return end;
 }
 
-Body alltoallvBody(int rank, int size, const void* send, const std::size_t* sendCounts, const std::size_t* sendDispls,
+auto alltoallvBody(int rank, int size, const void* send, const std::size_t* sendCounts, const std::size_t* sendDispls,
                    void* recv, const std::size_t* recvCounts, const std::size_t* recvDispls, DataType dt) {
   requireType(dt);
   const std::size_t sendBytes = vectorExtent("send", sendCounts, sendDispls, size, dt);
@@ -236,7 +239,7 @@ Body alltoallvBody(int rank, int size, const void* send, const std::size_t* send
   };
 }
 
-Body barrierBody() {
+auto barrierBody() {
   return [](CollContext& ctx) { runCollective(ctx, {Collective::Barrier, nullptr, nullptr, 0, DataType::U8}); };
 }
 

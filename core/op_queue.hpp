@@ -27,8 +27,17 @@ class OpQueue {
   ~OpQueue();
   /// Queues fn for the worker thread (started on first use).
   Work submit(std::function<void()> fn);
-  /// Runs fn on this thread after every queued operation has finished.
-  void runInline(const std::function<void()>& fn);
+  /// Runs fn on this thread after every queued operation has finished. A template: the call
+  /// path of a blocking collective allocates nothing.
+  template <class Fn>
+  void runInline(Fn&& fn) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
+    }
+    std::lock_guard<std::mutex> exec(execMutex_);
+    fn();
+  }
   /// Lets queued operations finish, then stops the worker thread.
   void shutdown();
 

@@ -58,15 +58,6 @@ Work OpQueue::submit(std::function<void()> fn) {
   return Work(state);
 }
 
-void OpQueue::runInline(const std::function<void()>& fn) {
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
-  }
-  std::lock_guard<std::mutex> exec(execMutex_);
-  fn();
-}
-
 void OpQueue::workerLoop() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {

@@ -38,8 +38,12 @@ class Domain {
   /// A small per-rank slot (kMailboxBytes) outside the window, readable by every peer: a
   /// collective publishes a per-call descriptor there before raising its Staged flag. Null
   /// where the backend has none; it then has neither symmetric memory nor cross-memory attach.
-  static constexpr std::size_t kMailboxBytes = 256;
+  /// (1152: room for one-shot allreduce's two fast boxes of an epoch word and 512 B of input.)
+  static constexpr std::size_t kMailboxBytes = 1152;
   virtual std::byte* mailbox(int /*peer*/) { return nullptr; }
+  /// True when a peer's stores to its mailbox show here as they happen, in program order
+  /// (shared memory): a reader may then poll a sequence word there instead of waiting for a flag.
+  virtual bool mailboxCoherent() const { return false; }
 
   /// Symmetric memory (zero copy); null when this backend has none.
   virtual SymmetricMemory* symmetric() { return nullptr; }

@@ -102,6 +102,55 @@ TEST(Allreduce, ManyRoundsSmallWindow) {
   runLayout({"2x2", 4, {}, 2}, {{"TIERCC_SHM_CHUNK", "4096"}}, {{1, 1023, 5000}, false});
 }
 
+// One-shot rounds (fast boxes in the mailbox, window halves) between rounds of other algorithms
+// on the same windows: each call's inputs differ, so data left from an earlier round shows.
+void runMixedRounds(const Layout& layout, const std::vector<std::pair<std::string, std::string>>& env) {
+  JobOptions jo;
+  jo.env = env;
+  jo.env.push_back({"TIERCC_TIMEOUT", "60s"});
+  if (layout.domainSize) jo.env.push_back({"TIERCC_DOMAIN_SIZE", std::to_string(layout.domainSize)});
+  JobResult result = runRanks(
+      layout.ranks,
+      [&](int rank, const std::string& store) {
+        Communicator comm(store, layout.ranks, rank);
+        const int n = comm.size();
+        const std::size_t counts[] = {2, 128, 300, 100000};  // fast box, fast box, window, large
+        std::vector<std::int32_t> in, out;
+        for (int it = 0; it < 300; ++it) {
+          const int kind = (it * 7) % 6;
+          if (kind < 4) {
+            const std::size_t count = counts[kind];
+            in.assign(count, 0);
+            out.assign(count, -1);
+            for (std::size_t i = 0; i < count; ++i) in[i] = static_cast<std::int32_t>(it * 1000 + rank + i % 13);
+            comm.allreduce(in.data(), out.data(), count, DataType::I32, ReduceOp::Sum);
+            for (std::size_t i = 0; i < count; ++i) {
+              const std::int32_t want = n * static_cast<std::int32_t>(it * 1000 + i % 13) + n * (n - 1) / 2;
+              TIERCC_CHECK(out[i] == want, "call " << it << " allreduce count " << count << " element " << i << " = "
+                                                   << out[i] << ", expected " << want);
+            }
+          } else if (kind == 4) {
+            in.assign(3, it * 10 + rank);
+            out.assign(3 * n, -1);
+            comm.allgather(in.data(), out.data(), 3, DataType::I32);
+            for (int r = 0; r < n; ++r)
+              TIERCC_CHECK(out[3 * r] == it * 10 + r, "call " << it << " allgather block " << r << " = " << out[3 * r]);
+          } else {
+            comm.barrier();
+          }
+        }
+      },
+      jo);
+  EXPECT_TRUE(result.ok()) << layout.name << "\n" << result.report();
+}
+
+TEST(Allreduce, OneShotBetweenOtherAlgorithms) {
+  runMixedRounds({"1x4", 4, {}, 0}, {});
+  runMixedRounds({"1x2", 2, {}, 0}, {});
+  runMixedRounds({"2x2", 4, {}, 2}, {});
+  runMixedRounds({"1x3 emulated", 3, {}, 0}, {{"TIERCC_SCALEUP", "emulated"}});
+}
+
 TEST(Allreduce, CApiTwoDomainsOfTwo) { runLayout({"2x2", 4, {}, 2}, {}, {{0, 1, 1001}, true}); }
 
 // Large messages over both tiers; also checks that the slow tier carries exactly the bound.

@@ -43,6 +43,7 @@ class ShmDomain final : public Domain {
   void abort() override;
   void poison(const std::string& reason) override;
   std::byte* mailbox(int peer) override;
+  bool mailboxCoherent() const override { return true; }
   SymmetricMemory* symmetric() override { return &heap_; }
   void* allocateSymmetric(Store& store, std::size_t bytes, Deadline deadline) override;
   void freeSymmetric(void* p) override;
