@@ -46,7 +46,7 @@ TierModel Cluster::tierModel() const {
 
 std::string Cluster::describe() const {
   std::ostringstream out;
-  out << "cluster " << name << ": " << gpus << " GPUs in " << numDomains() << " domains of " << domainSize << "\n"
+  out << "cluster " << name << ": " << gpus << " GPUs in " << numDomains() << (numDomains() == 1 ? " domain of " : " domains of ") << domainSize << "\n"
       << "  scale-up per GPU and direction:  " << units::formatBandwidth(scaleUp.bytesPerSec) << ", "
       << units::formatLatency(scaleUp.latencySec) << " per step\n"
       << "  scale-out per GPU and direction: " << units::formatBandwidth(scaleOut.bytesPerSec) << ", "
