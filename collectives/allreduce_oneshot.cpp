@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "collectives/round.hpp"
+#include "core/cpu_relax.hpp"
 #include "core/reduce.hpp"
 
 namespace tiercc {
@@ -30,14 +31,6 @@ constexpr std::size_t kFastBoxPayload = kFastBoxBytes - kFastBoxHeader;
 static_assert(kFastBoxBytes % 64 == 0 && kFastBoxPayload >= 512);
 // Polling a fast box is brief: then the wait on the Staged flag takes over (it blocks).
 constexpr auto kFastBoxPollTime = std::chrono::microseconds(2);
-
-inline void cpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 std::atomic_ref<std::uint32_t> boxEpoch(std::byte* box) {
   return std::atomic_ref<std::uint32_t>(*reinterpret_cast<std::uint32_t*>(box));

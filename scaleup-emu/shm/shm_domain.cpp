@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/cpu_relax.hpp"
 #include "core/errors.hpp"
 #include "core/log.hpp"
 #include "core/params.hpp"
@@ -42,13 +43,6 @@ bool processGone(int pid) {
   return state == 'Z' || state == 'X';
 }
 
-inline void cpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 }  // namespace
 
 // One flag per cache line, so that a rank's signals do not slow its neighbours' reads.
