@@ -21,6 +21,7 @@
 
 #include "tests/support/expect_error.hpp"
 #include "tests/support/multiprocess.hpp"
+#include "tests/support/shm_entries.hpp"
 #include "tiercc/tiercc.hpp"
 
 namespace tiercc::test {
@@ -96,28 +97,6 @@ void runCollectives(Communicator& c, float* a, float* b, const char* want, const
   for (std::size_t i = 0; i < kCount; ++i)
     TIERCC_CHECK(b[i] == valueAt(root, i), "broadcast on " << kind << " buffers: element " << i);
   expectPath(c, want, "broadcast on " + kind + " buffers");
-}
-
-// The segment prefix of the only communicator this process has ("tiercc-<job>-<comm>-d0"),
-// from its mapped (and already unlinked) window segments.
-std::string shmPrefix() {
-  std::ifstream maps("/proc/self/maps");
-  for (std::string line; std::getline(maps, line);) {
-    const std::size_t at = line.find("/dev/shm/tiercc-"), l = line.rfind("-l");
-    if (at != std::string::npos && l != std::string::npos && l > at) return line.substr(at + 9, l - at - 9);
-  }
-  return {};
-}
-
-// Entries of /dev/shm whose name starts with `prefix`.
-std::vector<std::string> shmEntriesOf(const std::string& prefix) {
-  std::vector<std::string> found;
-  if (DIR* d = opendir("/dev/shm")) {
-    while (dirent* e = readdir(d))
-      if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) found.emplace_back(e->d_name);
-    closedir(d);
-  }
-  return found;
 }
 
 // A job of `n` ranks in one domain; every part prints its verdict (see runPart).
@@ -223,14 +202,6 @@ const JobResult& jobFor(int n) {
 }
 
 // Lines of one rank's output that start with `tag` (without it).
-std::vector<std::string> linesOf(const RankResult& r, const std::string& tag) {
-  std::vector<std::string> found;
-  std::istringstream in(r.output);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(tag, 0) == 0) found.push_back(line.substr(tag.size()));
-  return found;
-}
-
 class DirectPath : public ::testing::TestWithParam<int> {
  protected:
   // Passes when every rank says ok, skips with the reason when they say skip, fails otherwise.

@@ -13,6 +13,7 @@
 #include "tests/collective_checks.hpp"
 #include "tests/support/expect_error.hpp"
 #include "tests/support/multiprocess.hpp"
+#include "tests/support/shm_entries.hpp"
 #include "tiercc/tiercc.h"
 #include "tiercc/tiercc.hpp"
 
@@ -234,15 +235,6 @@ INSTANTIATE_TEST_SUITE_P(OneDomain, IntraDomain,
                            return std::to_string(param.param.ranks) + "Ranks_" + param.param.copy;
                          });
 
-int shmEntries() {
-  int n = 0;
-  if (FILE* p = popen("ls /dev/shm 2>/dev/null | grep -c '^tiercc-'", "r")) {
-    if (std::fscanf(p, "%d", &n) != 1) n = 0;
-    pclose(p);
-  }
-  return n;
-}
-
 // The line of /proc/self/maps that maps address p, or "" when nothing does.
 std::string mappingOf(const void* p) {
   std::ifstream maps("/proc/self/maps");
@@ -254,14 +246,23 @@ std::string mappingOf(const void* p) {
   return {};
 }
 
+// Nothing of a job is left in /dev/shm: its ranks print their segment prefixes (other tests may
+// be creating segments of their own meanwhile), and the parent looks for those names.
+void expectNothingLeft(const JobResult& job) {
+  bool sawPrefix = false;
+  const std::string left = leftInDevShm(job, sawPrefix);
+  EXPECT_TRUE(sawPrefix) << "no rank reported its segment prefix\n" << job.report();
+  EXPECT_EQ(left, "") << "left in /dev/shm";
+}
+
 TEST(IntraDomainMemory, VisibleToPeersUnlinkedAtOnceAndFreed) {
-  const int before = shmEntries();
   JobResult result = runRanks(3, [](int rank, const std::string& store) {
     Communicator c(store, 3, rank);
     const std::size_t block = 64 * 1024 + 3;
     auto* p = static_cast<std::uint8_t*>(c.allocShared(3 * block));
     TIERCC_CHECK(reinterpret_cast<std::uintptr_t>(p) % 4096 == 0, "not page-aligned");
     TIERCC_CHECK(bytesAt(p, 3 * block) == Buffer(3 * block, 0), "not zero-filled");
+    printShmPrefixes();
     const std::string line = mappingOf(p);
     TIERCC_CHECK(contains(line, "/dev/shm/tiercc-") && contains(line, "(deleted)"),
                  "the allocation's name should be gone once every peer mapped it: " << line);
@@ -274,11 +275,10 @@ TEST(IntraDomainMemory, VisibleToPeersUnlinkedAtOnceAndFreed) {
     TIERCC_CHECK(mappingOf(p).empty() || !contains(mappingOf(p), "tiercc-"), "still mapped after freeShared");
   });
   EXPECT_TRUE(result.ok()) << result.report();
-  EXPECT_EQ(shmEntries(), before);
+  expectNothingLeft(result);
 }
 
 TEST(IntraDomainMemory, NothingLeftBehindWhenARankCrashes) {
-  const int before = shmEntries();
   JobOptions jo;
   jo.env = {{"TIERCC_TIMEOUT", "5s"}};
   JobResult result = runRanks(
@@ -287,15 +287,15 @@ TEST(IntraDomainMemory, NothingLeftBehindWhenARankCrashes) {
         Communicator c(store, 3, rank);
         void* p = c.allocShared(1 << 20);
         std::memset(p, 1, 1 << 20);
+        printShmPrefixes();
         if (rank == 2) abort();  // crash with the allocation mapped, without any cleanup
       },
       jo);
   EXPECT_TRUE(result.ranks[0].ok() && result.ranks[1].ok()) << result.report();
-  EXPECT_EQ(shmEntries(), before);
+  expectNothingLeft(result);
 }
 
 TEST(IntraDomainMemory, BadInputIsAClearErrorAndChangesNothing) {
-  const int before = shmEntries();
   JobResult result = runRanks(2, [](int rank, const std::string& store) {
     Communicator c(store, 2, rank);
     auto expect = [&](auto f, const char* words) {
@@ -322,13 +322,14 @@ TEST(IntraDomainMemory, BadInputIsAClearErrorAndChangesNothing) {
     TIERCC_CHECK(tiercc_mem_alloc(cc, 0, &q) == tiercc_invalid_argument && q == nullptr, "tiercc_mem_alloc of 0");
     TIERCC_CHECK(tiercc_mem_alloc(cc, 4096, nullptr) == tiercc_invalid_argument, "NULL output pointer");
     TIERCC_CHECK(tiercc_mem_alloc(cc, 1 << 20, &q) == tiercc_success && q, tiercc_get_last_error());
+    printShmPrefixes();
     TIERCC_CHECK(tiercc_mem_free(cc, &onStack) == tiercc_invalid_argument, "tiercc_mem_free of a stack pointer");
     TIERCC_CHECK(contains(tiercc_get_last_error(), "not a pointer returned by allocShared"), tiercc_get_last_error());
     TIERCC_CHECK(tiercc_mem_free(cc, q) == tiercc_success, tiercc_get_last_error());
     TIERCC_CHECK(tiercc_comm_destroy(cc) == tiercc_success, tiercc_get_last_error());
   });
   EXPECT_TRUE(result.ok()) << result.report();
-  EXPECT_EQ(shmEntries(), before);
+  expectNothingLeft(result);
 }
 
 }  // namespace
