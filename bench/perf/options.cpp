@@ -30,6 +30,8 @@ ReduceOp parseOp(const std::string& o) {
   fail(ErrorCode::InvalidArgument, "-o ", o, ": unknown op (sum prod min max avg)");
 }
 
+}  // namespace
+
 int parseInt(const std::string& text, const std::string& what, int min) {
   char* end = nullptr;
   long v = std::strtol(text.c_str(), &end, 10);
@@ -37,8 +39,6 @@ int parseInt(const std::string& text, const std::string& what, int min) {
     fail(ErrorCode::InvalidArgument, what, " ", text, ": expected an integer >= ", min);
   return static_cast<int>(v);
 }
-
-}  // namespace
 
 const char* collName(Coll c) {
   for (auto& [name, coll] : kColls)

@@ -31,5 +31,7 @@ const char* usage();
 const char* collName(Coll c);
 /// "8", "4K", "64M", "1G" (powers of 1024); InvalidArgument otherwise.
 std::size_t parseSize(const std::string& text, const std::string& what);
+/// An integer option value >= min (and <= 10^9), or InvalidArgument naming the option `what`.
+int parseInt(const std::string& text, const std::string& what, int min);
 
 }  // namespace tiercc::perf

@@ -8,17 +8,7 @@
 #include "core/errors.hpp"
 
 namespace tiercc::tbench {
-namespace {
-
-int parseInt(const std::string& text, const std::string& what, int min) {
-  char* end = nullptr;
-  long v = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end || v < min || v > 1000000000)
-    fail(ErrorCode::InvalidArgument, what, " ", text, ": expected an integer >= ", min);
-  return static_cast<int>(v);
-}
-
-}  // namespace
+using perf::parseInt;
 
 const char* modeName(Mode m) { return m == Mode::Bandwidth ? "bw" : "lat"; }
 const char* opName(Op o) { return o == Op::Write ? "write" : "send"; }
