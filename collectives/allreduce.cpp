@@ -1,16 +1,25 @@
-// The first allreduce: hierarchical and rail-parallel, so that each domain sends the lower
-// bound 2(D-1)/D x S across the slow tier, spread over all of its rails.
+// The hierarchical allreduce: rail-parallel, so that each domain sends the lower bound
+// 2(D-1)/D x S across the slow tier, spread over all of its rails, and pipelined, so that the
+// slow tier is kept busy while the fast tier works.
 //
-// The message is processed in rounds of one window each. Per round, with k ranks per domain
-// and r = min domain size rails:
+// The message is processed in rounds. Per round, with k ranks per domain and r = min domain
+// size rails:
 //   1. every rank copies its input chunk into its window            (flag Staged = epoch)
 //   2. local rank j < r reduces slice j from every window, in local-rank order, into scratch
 //   3. across domains, rail j allreduces slice j: a direct reduce-scatter then allgather
 //      among the D ranks of the rail (each reduces one sub-slice, in domain order)
 //   4. the owner copies the final slice into its window            (flag Reduced = epoch)
 //   5. every rank copies every slice into its output              (flag Released = epoch)
-// A rank overwrites its window only after every peer released the previous round.
+//
+// With more than one domain, two rounds are in flight: the window and the scratch buffers are
+// split into two slots, and a rank runs round j's steps 1-2 (fast tier) while round j-1's
+// allgather (slow tier) is on the wire, then posts round j's reduce-scatter behind it before it
+// finishes round j-1. A slow link thus always has the next round's bytes queued; without this
+// it idled during every round's local steps. A rank overwrites a slot only after every peer
+// released the round that used it last.
+#include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "collectives/direct.hpp"
 #include "collectives/round.hpp"
@@ -19,105 +28,192 @@
 namespace tiercc {
 namespace {
 
-struct Round {
-  std::size_t offset = 0;  // first element of the chunk
-  std::size_t count = 0;   // elements in the chunk
-  std::uint64_t chunk = 0;
-};
+class HierarchicalAllreduce {
+ public:
+  HierarchicalAllreduce(CollContext& ctx, const void* send, void* recv, DataType dt, ReduceOp op)
+      : ctx_(ctx),
+        dom_(ctx.domain),
+        topo_(ctx.topo),
+        in_(static_cast<const std::byte*>(send)),
+        out_(static_cast<std::byte*>(recv)),
+        dt_(dt),
+        op_(op),
+        es_(dataTypeSize(dt)),
+        me_(dom_.localRank()),
+        rails_(topo_.minDomainSize()),
+        pipelined_(topo_.numDomains() > 1) {}
 
-// Step 3: allreduce `buf` (count elements) among the ranks of this rank's rail.
-void railAllreduce(CollContext& ctx, std::byte* buf, std::size_t count, std::size_t es, DataType dt,
-                   ReduceOp op, const Round& round) {
-  const Topology& t = ctx.topo;
-  const int numDomains = t.numDomains(), myDomain = t.domain(), rail = t.localRank();
-  std::byte* rx = ctx.scratch.receive.data();
-  auto [myBegin, myEnd] = partition(count, numDomains, myDomain);
-  const std::size_t myBytes = (myEnd - myBegin) * es;
-
-  // Reduce-scatter: sub-slice d goes to the rail's rank in domain d; ours arrives in rx[d].
-  TransferBatch scatter(ctx);
-  for (int d = 0; d < numDomains; ++d) {
-    if (d == myDomain) continue;
-    auto [b, e] = partition(count, numDomains, d);
-    scatter.send(t.rankAt(d, rail), roundTag(ctx, round.chunk, 0), buf + b * es, (e - b) * es);
-    scatter.recv(t.rankAt(d, rail), roundTag(ctx, round.chunk, 0), rx + d * myBytes, myBytes);
+  void run(std::size_t count) {
+    const std::size_t perRound = roundElements();
+    std::uint64_t chunk = 0;
+    for (std::size_t offset = 0; offset < count; offset += perRound, ++chunk) {
+      Round& r = rounds_[chunk % slots()];
+      r = Round{chunk, offset, std::min(perRound, count - offset), 0};
+      stage(r);
+      if (!pipelined_) {
+        finish(r);
+        continue;
+      }
+      postScatter(r);
+      if (chunk > 0) finish(rounds_[(chunk - 1) % 2]);
+      reduceAndPostGather(r);
+    }
+    if (pipelined_ && chunk > 0) finish(rounds_[(chunk - 1) % 2]);
   }
-  scatter.wait();
 
-  // Reduce our sub-slice in domain order, so the result does not depend on who computes it.
-  std::memcpy(rx + myDomain * myBytes, buf + myBegin * es, myBytes);
-  std::byte* mine = buf + myBegin * es;
-  const std::size_t n = myEnd - myBegin;
-  reduce3(mine, rx, rx + myBytes, n, dt, op);
-  for (int d = 2; d < numDomains; ++d) reduceInto(mine, rx + d * myBytes, n, dt, op);
+ private:
+  struct Round {
+    std::uint64_t chunk = 0;  // index of the round in this collective
+    std::size_t offset = 0;   // first element of the round's chunk
+    std::size_t count = 0;    // elements in the chunk
+    std::uint32_t epoch = 0;
+  };
+  struct RailTransfers {  // a round's slow-tier traffic: posted in one step, waited for in another
+    std::optional<TransferBatch> scatter, gather;
+  };
 
-  // Allgather: our reduced sub-slice to every rail peer, theirs straight into place.
-  TransferBatch gather(ctx);
-  for (int d = 0; d < numDomains; ++d) {
-    if (d == myDomain) continue;
-    auto [b, e] = partition(count, numDomains, d);
-    gather.send(t.rankAt(d, rail), roundTag(ctx, round.chunk, 1), mine, myBytes);
-    gather.recv(t.rankAt(d, rail), roundTag(ctx, round.chunk, 1), buf + b * es, (e - b) * es);
+  int slots() const { return pipelined_ ? 2 : 1; }
+  int slotOf(const Round& r) const { return static_cast<int>(r.chunk % slots()); }
+
+  // One slot of the window per round in flight; the receive scratch must also hold a round's
+  // D sub-slices, each rounded up to a whole element.
+  std::size_t roundElements() const {
+    const std::size_t rxSlot = ctx_.scratch.receive.size() / slots();
+    const std::size_t rounding = static_cast<std::size_t>(topo_.numDomains()) * es_;
+    const std::size_t capacity = std::min(dom_.windowBytes() / slots(), rxSlot > rounding ? rxSlot - rounding : 0);
+    return elementsPerRound(capacity, 1, es_);
   }
-  gather.wait();
-}
 
-void runRound(CollContext& ctx, const std::byte* send, std::byte* recv, std::size_t es, DataType dt,
-              ReduceOp op, const Round& round) {
-  Domain& dom = ctx.domain;
-  const int k = dom.size(), me = dom.localRank(), rails = ctx.topo.minDomainSize();
+  std::byte* slot(std::byte* base, std::size_t slotBytes, const Round& r) const {
+    return base + static_cast<std::size_t>(slotOf(r)) * slotBytes;
+  }
+  std::byte* windowSlot(int peer, const Round& r) { return slot(dom_.window(peer), dom_.windowBytes() / slots(), r); }
+  std::byte* accumulate(const Round& r) {
+    return slot(ctx_.scratch.accumulate.data(), ctx_.scratch.accumulate.size() / slots(), r);
+  }
+  std::byte* received(const Round& r) {
+    return slot(ctx_.scratch.receive.data(), ctx_.scratch.receive.size() / slots(), r);
+  }
+  bool owner() const { return me_ < rails_; }
+  std::pair<std::size_t, std::size_t> mySlice(const Round& r) const { return partition(r.count, rails_, me_); }
 
-  // 1. Stage, once every peer has finished reading our window from the previous round.
-  const std::uint32_t epoch = beginRound(ctx);
-  std::memcpy(dom.window(me), send + round.offset * es, round.count * es);
-  dom.signal(kFlagStaged, epoch);
-
-  // 2-4. Owners of a slice reduce it inside the domain, then across domains along their rail.
-  if (me < rails) {
-    auto [b, e] = partition(round.count, rails, me);
-    const std::size_t n = e - b, sliceOff = b * es;
-    std::byte* acc = ctx.scratch.accumulate.data();
-    for (int p = 0; p < k; ++p) waitPeer(ctx, p, kFlagStaged, epoch);
+  // Steps 1-2: stage the chunk, then (owners) reduce this rank's slice across the domain.
+  void stage(Round& r) {
+    // The first round waits for everything before this collective; later ones only for the
+    // round that used the same slot.
+    r.epoch = r.chunk == 0 || !pipelined_ ? beginRound(ctx_) : beginRoundReusing(ctx_, 2);
+    std::memcpy(windowSlot(me_, r), in_ + r.offset * es_, r.count * es_);
+    dom_.signal(kFlagStaged, r.epoch);
+    if (!owner()) return;
+    auto [b, e] = mySlice(r);
+    const std::size_t n = e - b, off = b * es_;
+    std::byte* acc = accumulate(r);
+    const int k = dom_.size();
+    for (int p = 0; p < k; ++p) waitPeer(ctx_, p, kFlagStaged, r.epoch);
     if (k == 1) {
-      std::memcpy(acc, dom.window(0) + sliceOff, n * es);
+      std::memcpy(acc, windowSlot(0, r) + off, n * es_);
     } else {
-      reduce3(acc, dom.window(0) + sliceOff, dom.window(1) + sliceOff, n, dt, op);
-      for (int p = 2; p < k; ++p) reduceInto(acc, dom.window(p) + sliceOff, n, dt, op);
+      reduce3(acc, windowSlot(0, r) + off, windowSlot(1, r) + off, n, dt_, op_);
+      for (int p = 2; p < k; ++p) reduceInto(acc, windowSlot(p, r) + off, n, dt_, op_);
     }
-    ctx.movedUp((k - 1) * n * es);
-    if (ctx.topo.numDomains() > 1 && n > 0) railAllreduce(ctx, acc, n, es, dt, op, round);
-    if (op == ReduceOp::Avg) finishAvg(acc, n, dt, ctx.topo.size());
-    std::memcpy(dom.window(me) + sliceOff, acc, n * es);
-    dom.signal(kFlagReduced, epoch);
+    ctx_.movedUp((k - 1) * n * es_);
   }
 
-  // 5. Gather every slice into the output.
-  for (int j = 0; j < rails; ++j) {
-    auto [b, e] = partition(round.count, rails, j);
-    if (j != me) {
-      waitPeer(ctx, j, kFlagReduced, epoch);
-      ctx.movedUp((e - b) * es);
+  // Step 3, first half: sub-slice d of our slice goes to the rail's rank in domain d; theirs
+  // of our sub-slice arrive in the receive slot, one per domain.
+  void postScatter(const Round& r) {
+    RailTransfers& t = rail_[slotOf(r)];
+    t.scatter.reset();
+    t.gather.reset();
+    auto [b, e] = mySlice(r);
+    if (!owner() || e == b) return;
+    const int D = topo_.numDomains(), myDomain = topo_.domain();
+    const std::size_t n = e - b;
+    auto [mb, me] = partition(n, D, myDomain);
+    const std::size_t myBytes = (me - mb) * es_;  // what each rail peer sends us
+    std::byte* acc = accumulate(r);
+    std::byte* rx = received(r);
+    TransferBatch& batch = t.scatter.emplace(ctx_);
+    for (int d = 0; d < D; ++d) {
+      if (d == myDomain) continue;
+      auto [sb, se] = partition(n, D, d);
+      const int peer = topo_.rankAt(d, me_);
+      batch.send(peer, roundTag(ctx_, r.chunk, 0), acc + sb * es_, (se - sb) * es_);
+      batch.recv(peer, roundTag(ctx_, r.chunk, 0), rx + d * myBytes, myBytes);
     }
-    std::memcpy(recv + (round.offset + b) * es, dom.window(j) + b * es, (e - b) * es);
   }
-  endRound(ctx, epoch);
-}
+
+  // Step 3, second half: reduce our sub-slice in domain order (so the result does not depend
+  // on who computes it), then send it to every rail peer and receive theirs straight into place.
+  void reduceAndPostGather(const Round& r) {
+    RailTransfers& t = rail_[slotOf(r)];
+    if (!t.scatter) return;
+    t.scatter->wait();
+    auto [b, e] = mySlice(r);
+    const int D = topo_.numDomains(), myDomain = topo_.domain();
+    const std::size_t n = e - b;
+    auto [mb, me] = partition(n, D, myDomain);
+    const std::size_t myBytes = (me - mb) * es_;
+    std::byte* acc = accumulate(r);
+    std::byte* rx = received(r);
+    std::byte* mine = acc + mb * es_;
+    std::memcpy(rx + myDomain * myBytes, mine, myBytes);
+    reduce3(mine, rx, rx + myBytes, me - mb, dt_, op_);
+    for (int d = 2; d < D; ++d) reduceInto(mine, rx + d * myBytes, me - mb, dt_, op_);
+    TransferBatch& batch = t.gather.emplace(ctx_);
+    for (int d = 0; d < D; ++d) {
+      if (d == myDomain) continue;
+      auto [sb, se] = partition(n, D, d);
+      const int peer = topo_.rankAt(d, me_);
+      batch.send(peer, roundTag(ctx_, r.chunk, 1), mine, myBytes);
+      batch.recv(peer, roundTag(ctx_, r.chunk, 1), acc + sb * es_, (se - sb) * es_);
+    }
+  }
+
+  // Steps 4-5: publish our final slice, then gather every slice into the output.
+  void finish(const Round& r) {
+    if (owner()) {
+      auto [b, e] = mySlice(r);
+      const std::size_t n = e - b;
+      RailTransfers& t = rail_[slotOf(r)];
+      if (t.gather) t.gather->wait();
+      std::byte* acc = accumulate(r);
+      if (op_ == ReduceOp::Avg) finishAvg(acc, n, dt_, topo_.size());
+      std::memcpy(windowSlot(me_, r) + b * es_, acc, n * es_);
+      dom_.signal(kFlagReduced, r.epoch);
+    }
+    for (int j = 0; j < rails_; ++j) {
+      auto [b, e] = partition(r.count, rails_, j);
+      if (j != me_) {
+        waitPeer(ctx_, j, kFlagReduced, r.epoch);
+        ctx_.movedUp((e - b) * es_);
+      }
+      std::memcpy(out_ + (r.offset + b) * es_, windowSlot(j, r) + b * es_, (e - b) * es_);
+    }
+    endRound(ctx_, r.epoch);
+  }
+
+  CollContext& ctx_;
+  Domain& dom_;
+  const Topology& topo_;
+  const std::byte* in_;
+  std::byte* out_;
+  DataType dt_;
+  ReduceOp op_;
+  std::size_t es_;
+  int me_, rails_;
+  bool pipelined_;
+  Round rounds_[2];
+  RailTransfers rail_[2];
+};
 
 }  // namespace
 
 void allreduceHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t count,
                            DataType dt, ReduceOp op) {
   if (directAllreduce(ctx, send, recv, count, dt, op)) return;
+  HierarchicalAllreduce(ctx, send, recv, dt, op).run(count);
   const std::size_t es = dataTypeSize(dt);
-  const std::size_t perRound = ctx.domain.windowBytes() / es;
-  const auto* in = static_cast<const std::byte*>(send);
-  auto* out = static_cast<std::byte*>(recv);
-  Round round;
-  for (std::size_t offset = 0; offset < count; offset += perRound, ++round.chunk) {
-    round.offset = offset;
-    round.count = std::min(perRound, count - offset);
-    runRound(ctx, in, out, es, dt, op, round);
-  }
   const int D = ctx.topo.numDomains();
   const double domainBound = 2.0 * (D - 1) / D * static_cast<double>(count * es);
   ctx.stats.scaleOutBoundBytes += static_cast<std::uint64_t>(domainBound / ctx.topo.domainSize());

@@ -3,14 +3,16 @@
 
 namespace tiercc {
 
-std::uint32_t beginRound(CollContext& ctx) {
+std::uint32_t beginRound(CollContext& ctx) { return beginRoundReusing(ctx, 1); }
+
+std::uint32_t beginRoundReusing(CollContext& ctx, std::uint32_t inFlight) {
   Domain& dom = ctx.domain;
   const std::uint32_t epoch = ++ctx.epoch;
   ctx.scratch.afterOneShot = ctx.scratch.afterMailboxOneShot = false;
   // A deadline per round, not per collective: a long message that keeps moving never times out.
   if (ctx.timeout.count() > 0) ctx.deadline = Deadline::after(ctx.timeout);
   for (int p = 0; p < dom.size(); ++p)
-    if (p != dom.localRank()) dom.waitUntil(p, kFlagReleased, epoch - 1, ctx.deadline, ctx.what);
+    if (p != dom.localRank()) dom.waitUntil(p, kFlagReleased, epoch - inFlight, ctx.deadline, ctx.what);
   return epoch;
 }
 

@@ -11,6 +11,10 @@ namespace tiercc {
 /// Starts a round: waits until every domain peer has released the previous round (so this
 /// rank may overwrite its window) and returns the round's epoch.
 std::uint32_t beginRound(CollContext& ctx);
+/// Starts a round of a pipeline that keeps `inFlight` rounds in separate parts of the window:
+/// waits only until every peer released the round `inFlight` back, the last one to use this
+/// round's part. The first round of a collective must use beginRound.
+std::uint32_t beginRoundReusing(CollContext& ctx, std::uint32_t inFlight);
 /// Ends a round: this rank has finished reading its peers' windows.
 void endRound(CollContext& ctx, std::uint32_t epoch);
 /// Waits until local rank `peer` has raised `flag` to `epoch`.

@@ -39,7 +39,6 @@ Result symmetric(const Plan& plan, const Shape& s, const Cluster& c) {
     const double bw = std::max(over(st.busiestBytes, link.bytesPerSec), fabric);
     const double seconds = st.latencySteps * link.latencySec + bw;
     r.stepSeconds.push_back(seconds);
-    r.seconds += seconds;
     r.fabricSeconds += fabric;
     r.scaleUpBytes += double(st.scaleUpBytes);
     r.scaleOutBytes += double(st.scaleOutBytes);
@@ -55,6 +54,7 @@ Result symmetric(const Plan& plan, const Shape& s, const Cluster& c) {
       });
     }
   }
+  r.seconds = plan.combine(r.stepSeconds);
   r.busiestScaleOut = {"a NIC, one direction (the busiest of every scale-out step)", outBusy,
                        over(outBusy, c.scaleOut.bytesPerSec)};
   r.busiestScaleUp = {"a scale-up port, one direction (the busiest of every scale-up step)", upBusy,
@@ -106,8 +106,8 @@ Result exact(const Plan& plan, const Shape& s, const Cluster& c) {
       ++r.stepsPricedWhole;
     }
     r.stepSeconds.push_back(seconds);
-    r.seconds += seconds;
   }
+  r.seconds = plan.combine(r.stepSeconds);
   auto busiest = [&](const std::vector<double>& v, const char* what, double bw) {
     const auto it = std::max_element(v.begin(), v.end());
     const int rank = static_cast<int>(it - v.begin());

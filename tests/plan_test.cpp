@@ -130,6 +130,27 @@ TEST(CostModel, PricesLatencyAndBandwidthPerStep) {
   EXPECT_NEAR(tiercc::price(p, m).seconds, 20e-6 + 10e-3, 1e-12);
 }
 
+TEST(CostModel, PipelinedPlansOverlapTheTiers) {
+  Plan p;
+  Step up, out;
+  up.tier = Tier::ScaleUp;
+  out.tier = Tier::ScaleOut;
+  p.steps = {up, out, up};
+  // Sequential: the sum. Pipelined over 4 rounds: the busier tier (out, 6 s) plus a quarter of
+  // the other (up, 1 + 3 s) for filling and draining the pipeline.
+  EXPECT_DOUBLE_EQ(p.combine({1, 6, 3}), 10);
+  p.pipelinedRounds = 4;
+  EXPECT_DOUBLE_EQ(p.combine({1, 6, 3}), 6 + 4.0 / 4);
+  EXPECT_DOUBLE_EQ(p.combine({5, 1, 5}), 10 + 1.0 / 4);
+
+  // The hierarchical allreduce across domains runs half-window rounds, two in flight.
+  Request r = request(Collective::AllReduce, 64u << 20);  // 256 MiB of f32
+  r.windowBytes = 4u << 20;
+  EXPECT_DOUBLE_EQ(buildPlan("hierarchical", r, Shape::uniformDomains(2, 4)).pipelinedRounds, 128);
+  EXPECT_DOUBLE_EQ(buildPlan("hierarchical", r, Shape::uniformDomains(1, 4)).pipelinedRounds, 0);
+  EXPECT_DOUBLE_EQ(buildPlan("ring", r, Shape::uniformDomains(2, 4)).pipelinedRounds, 0);
+}
+
 TierModel clusterLike() {
   TierModel m;
   m.scaleUp = {900e9, 1e-6};   // NVLink-class

@@ -40,8 +40,8 @@ Price price(const Plan& plan, const TierModel& model) {
     double s = st.latencySteps * link.latencySec;
     if (link.bytesPerSec > 0) s += st.busiestBytes / link.bytesPerSec;
     p.stepSeconds.push_back(s);
-    p.seconds += s;
   }
+  p.seconds = plan.combine(p.stepSeconds);
   return p;
 }
 

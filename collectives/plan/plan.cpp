@@ -66,10 +66,19 @@ std::string Plan::describe() const {
   std::ostringstream out;
   out << toString(coll) << " " << bytes << " B, " << algorithm << ": scale-out " << scaleOutBytes() << " B (bound "
       << boundBytes << " B), scale-up " << scaleUpBytes() << " B";
+  if (pipelinedRounds > 1) out << ", " << pipelinedRounds << " rounds, two in flight (the tiers overlap)";
   for (const Step& s : steps)
     out << "\n  " << (s.tier == Tier::ScaleOut ? "[out] " : "[up]  ") << s.what << ": " << s.latencySteps
         << " latency steps, busiest link " << static_cast<std::uint64_t>(s.busiestBytes) << " B";
   return out.str();
+}
+
+double Plan::combine(const std::vector<double>& stepSeconds) const {
+  double up = 0, out = 0;
+  for (std::size_t i = 0; i < steps.size() && i < stepSeconds.size(); ++i)
+    (steps[i].tier == Tier::ScaleOut ? out : up) += stepSeconds[i];
+  if (pipelinedRounds <= 1) return up + out;
+  return std::max(up, out) + std::min(up, out) / pipelinedRounds;
 }
 
 std::uint64_t slowTierBound(const Request& req, const Shape& shape) {

@@ -100,11 +100,18 @@ struct Plan {
   std::size_t bytes = 0;  ///< the collective's size in nccl-tests' sense
   std::vector<Step> steps;
   std::uint64_t boundBytes = 0;  ///< the slow-tier lower bound for this shape, summed over ranks
+  /// > 1: the steps run in this many rounds, two in flight, so that one round's scale-up steps
+  /// overlap another's scale-out steps (the hierarchical allreduce across domains). 0: the
+  /// steps run one after the other.
+  double pipelinedRounds = 0;
 
   std::uint64_t scaleUpBytes() const;
   std::uint64_t scaleOutBytes() const;
   /// One line per step, for TIERCC_DEBUG_SUBSYS=TUNE and tiercc-sim.
   std::string describe() const;
+  /// The plan's time from its steps' times: their sum, or for a pipelined plan the busier
+  /// tier's steps plus one round of the other tier's (the pipeline filling and draining).
+  double combine(const std::vector<double>& stepSeconds) const;
 };
 
 /// Lower bound on the bytes a collective must send across domains, summed over all ranks:

@@ -10,10 +10,13 @@ namespace {
 using namespace planmath;
 
 // Reduce-scatter inside each domain, allreduce along each rail, allgather inside each domain;
-// one round per window of data (allreduce.cpp).
+// one round per window of data, or across domains per half window with two rounds in flight
+// (allreduce.cpp).
 void hierarchical(Plan& plan, const Request& req, const Shape& s) {
   const std::uint64_t S = plan.bytes, D = s.numDomains(), rails = s.minDomainSize(), kmax = s.maxDomainSize();
-  const double rounds = static_cast<double>(ceilDiv(S, req.windowBytes / dataTypeSize(req.dt) * dataTypeSize(req.dt)));
+  const std::uint64_t es = dataTypeSize(req.dt), slots = D > 1 ? 2 : 1;
+  const double rounds = static_cast<double>(ceilDiv(S, req.windowBytes / slots / es * es));
+  if (D > 1) plan.pipelinedRounds = rounds;
   std::uint64_t inside = 0;
   for (int k : s.domainSizes) inside += static_cast<std::uint64_t>(k - 1) * S;
   Step rs =
