@@ -52,6 +52,7 @@ void printHeader(const Communicator& c, const Options& o) {
               "warmup %d, algo %s, %s buffers\n", collName(o.coll), c.size(), c.numDomains(), c.domainSize(),
               c.transportName().c_str(), toString(o.dt), toString(o.op), o.root, o.iters, o.warmup, o.algo.c_str(),
               o.symmetric ? "symmetric" : "ordinary");
+  std::printf("# cost model: %s\n", c.tierModel().c_str());
   std::printf("#%11s %12s %6s %6s %5s  %9s %7s %7s %6s  %9s %7s %7s %6s  %13s %13s %13s  %s\n", "size", "count", "type", "redop",
               "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "scale-up", "scale-out",
               "bound", "algorithm");

@@ -14,6 +14,7 @@
 #include "core/errors.hpp"
 #include "core/log.hpp"
 #include "core/params.hpp"
+#include "core/tier_probe.hpp"
 #include "scaleup-emu/emulated/emulated_domain.hpp"
 #include "scaleup-emu/shm/shm_domain.hpp"
 #include "transport/bootstrap/store.hpp"
@@ -107,7 +108,7 @@ void Communicator::Impl::initTiers() {
                          " allreduce_oneshot_bytes=", tuning_.allreduceOneShotBytes,
                          " shm_copy=", params::getString("TIERCC_SHM_COPY"), " algo=", params::getString("TIERCC_ALGO"),
                          " knomial_radix=", tuning_.knomialRadix, " tune=", tierModel_.scaleUp.describe(), "/",
-                         tierModel_.scaleOut.describe());
+                         tierModel_.scaleOut.describe(), " probe=", params::getBool("TIERCC_TUNE_PROBE"));
   store_->setString("rank/" + std::to_string(rank), mine.encode());
   std::vector<RankInfo> all(size);
   for (int r = 0; r < size; ++r) all[r] = RankInfo::decode(store_->getString("rank/" + std::to_string(r), deadline));
@@ -118,7 +119,6 @@ void Communicator::Impl::initTiers() {
       fail(ErrorCode::InvalidArgument, "ranks disagree on their settings: rank 0 has '", all[0].settings, "', rank ", r,
            " has '", all[r].settings, "' (set TIERCC_TRANSPORT, TIERCC_SHM_CHUNK, ... alike on every rank)");
   topo_ = Topology::build(all, rank);
-  selector_ = std::make_unique<Selector>(shapeOf(topo_), tierModel_, algoOverrides_, tuning_.allreduceOneShotBytes);
 
   // Tier 0: shm when every member of the domain is on this host, else the emulated backend
   // (memory semantics over a transport of the domain's own); TIERCC_SCALEUP may force either.
@@ -170,8 +170,17 @@ void Communicator::Impl::initTiers() {
     ts.deadline = deadline;
     transport_ = createTransport(transportName, *store_, ts);
   }
+  if (params::getBool("TIERCC_TUNE_PROBE")) {
+    const ProbeSample sample = probeTiers(topo_, *domain_, transport_.get(), scaleOutLink_->spec().paced(),
+                                          scaleUpLink_->spec().paced(), deadline);
+    tierModel_ = shareProbes(*store_, topo_, sample, tierModel_, deadline);
+    tierModelSource_ = "probed at init";
+  }
+  selector_ = std::make_unique<Selector>(shapeOf(topo_), tierModel_, algoOverrides_, tuning_.allreduceOneShotBytes);
   scratch_.accumulate.resize(shm.windowBytes);
-  scratch_.receive.resize(shm.windowBytes + 8 * static_cast<std::size_t>(topo_.numDomains()));
+  // Room for the hierarchical allreduce's two rounds in flight, each with D sub-slices that may
+  // round up by one element of up to 8 bytes.
+  scratch_.receive.resize(shm.windowBytes + 2 * 8 * static_cast<std::size_t>(topo_.numDomains()));
 }
 
 // Heartbeats go over a connection of their own: a beat must not queue behind a blocking get.
@@ -380,6 +389,11 @@ void Communicator::abort() {
 TierStats Communicator::stats() const {
   topo(impl_);
   return impl_->stats();
+}
+
+std::string Communicator::tierModel() const {
+  topo(impl_);
+  return impl_->tierModelDescription();
 }
 
 }  // namespace tiercc

@@ -50,6 +50,10 @@ class Communicator::Impl {
   const Topology& topology() const { return topo_; }
   std::string transportName() const { return transport_ ? transport_->name() : "none"; }
   TierStats stats() const;
+  std::string tierModelDescription() const {
+    return "scale-up " + tierModel_.scaleUp.describe() + "; scale-out " + tierModel_.scaleOut.describe() + " (" +
+           tierModelSource_ + ")";
+  }
   void abort();
   bool aborted() const { return aborted_.load(); }
   std::unique_ptr<Impl> split(int color, int key);
@@ -98,6 +102,7 @@ class Communicator::Impl {
   Tuning tuning_;
   AlgoOverrides algoOverrides_;                            // TIERCC_ALGO
   TierModel tierModel_;                                    // what the cost model assumes of the tiers
+  std::string tierModelSource_ = "configured";             // ... and where it came from (TIERCC_TUNE_PROBE)
   std::unique_ptr<Selector> selector_;                     // built once the topology is known
   std::unique_ptr<LinkModel> scaleUpLink_, scaleOutLink_;  // this rank's links; unpaced by default
   std::uint32_t epoch_ = 0;

@@ -37,6 +37,7 @@ const std::vector<Info> kParams = {
     {"TIERCC_TUNE_SCALEUP_LATENCY", "latency", "2us", "cost model: latency of one synchronisation inside a domain"},
     {"TIERCC_TUNE_SCALEOUT_BW", "bandwidth", "1.25GB/s", "cost model: bandwidth of one rank's transport link (a paced TIERCC_EMU_SCALEOUT_BW wins)"},
     {"TIERCC_TUNE_SCALEOUT_LATENCY", "latency", "30us", "cost model: latency of one transport message"},
+    {"TIERCC_TUNE_PROBE", "bool", "off", "on: measure both tiers at init (a few ms) and price plans with the medians over all ranks instead of the TIERCC_TUNE_* figures (the scale-up latency stays configured)"},
     {"TIERCC_REDUCE_ISA", "string", "auto", "reduction kernels: auto (the best this CPU runs), generic, avx2 or avx512"},
     {"TIERCC_SHM_CHUNK", "int", "4194304", "bytes per rank of the shared-memory staging window"},
     {"TIERCC_SHM_COPY", "string", "auto", "shm copies of ordinary buffers: auto (cross-memory attach if the kernel permits it, else staged), cma (require it), staged"},
