@@ -1,7 +1,7 @@
 // A short probe of both tiers at init (TIERCC_TUNE_PROBE=on), so that the cost model prices
 // plans with what this cluster's links do rather than with configured figures:
 //  - scale-out: each rank with a rail peer shifts messages along its rail (to the next domain,
-//    from the previous), 8 B for latency and one window for bandwidth, as the hierarchical
+//    from the previous), 8 B for latency and 1 MiB for bandwidth, as the hierarchical
 //    algorithms do;
 //  - scale-up: each rank copies a domain peer's window (the fast tier's work).
 // Every rank must price alike (else the selectors choose differently and the collective
