@@ -17,6 +17,12 @@
 // finishes round j-1. A slow link thus always has the next round's bytes queued; without this
 // it idled during every round's local steps. A rank overwrites a slot only after every peer
 // released the round that used it last.
+//
+// Across domains, a domain whose ranks can read each other's buffers (symmetric memory, or
+// cross-memory attach from kCrossMemoryMinReduce on) skips the windows: owners reduce their
+// slice straight from the peers' send buffers into their own receive buffer, the rail exchange
+// runs there, and the peers copy the final slice from it (steps 1, 4 and half of 5's copies
+// saved). Rounds, slices and rail messages are the same either way, so each domain decides alone.
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -45,6 +51,8 @@ class HierarchicalAllreduce {
 
   void run(std::size_t count) {
     const std::size_t perRound = roundElements();
+    const auto numRounds = static_cast<std::uint32_t>((count + perRound - 1) / perRound);
+    if (pipelined_) tryDirect(count, numRounds);
     std::uint64_t chunk = 0;
     for (std::size_t offset = 0; offset < count; offset += perRound, ++chunk) {
       Round& r = rounds_[chunk % slots()];
@@ -59,6 +67,7 @@ class HierarchicalAllreduce {
       reduceAndPostGather(r);
     }
     if (pipelined_ && chunk > 0) finish(rounds_[(chunk - 1) % 2]);
+    if (direct_) direct_->finish();  // no peer reads our buffers once we return
   }
 
  private:
@@ -88,7 +97,27 @@ class HierarchicalAllreduce {
     return base + static_cast<std::size_t>(slotOf(r)) * slotBytes;
   }
   std::byte* windowSlot(int peer, const Round& r) { return slot(dom_.window(peer), dom_.windowBytes() / slots(), r); }
+  // The direct round, when every rank of the domain can read its peers' buffers; the staged
+  // rounds otherwise (the same answer on every rank of the domain).
+  void tryDirect(std::size_t count, std::uint32_t numRounds) {
+    const std::size_t bytes = count * es_;
+    if (!directWorthTryingInDomain(ctx_, bytes, kCrossMemoryMinReduce)) return;
+    direct_.emplace(ctx_, CallShape{bytes, static_cast<int>(dt_), static_cast<int>(op_)}, in_, bytes, out_, bytes);
+    auto symmetric = [](int, const BufferDescriptor& d) {
+      return d.has(BufferDescriptor::kSendSymmetric) && d.has(BufferDescriptor::kRecvSymmetric);
+    };
+    if (direct_->choose(symmetric, bytes >= kCrossMemoryMinReduce) == DirectPath::Staged) {
+      direct_->abandon();
+      direct_.reset();
+      return;
+    }
+    firstDirectEpoch_ = direct_->claimEpochs(std::max<std::uint32_t>(numRounds, 1));
+  }
+
+  // Where an owner's slice is reduced and exchanged along its rail: scratch, or (direct) its
+  // place in the receive buffer.
   std::byte* accumulate(const Round& r) {
+    if (direct_) return out_ + (r.offset + mySlice(r).first) * es_;
     return slot(ctx_.scratch.accumulate.data(), ctx_.scratch.accumulate.size() / slots(), r);
   }
   std::byte* received(const Round& r) {
@@ -99,6 +128,7 @@ class HierarchicalAllreduce {
 
   // Steps 1-2: stage the chunk, then (owners) reduce this rank's slice across the domain.
   void stage(Round& r) {
+    if (direct_) return reduceDirect(r);
     // The first round waits for everything before this collective; later ones only for the
     // round that used the same slot.
     r.epoch = r.chunk == 0 || !pipelined_ ? beginRound(ctx_) : beginRoundReusing(ctx_, 2);
@@ -170,6 +200,17 @@ class HierarchicalAllreduce {
     }
   }
 
+  // Direct steps 1-2: the owner reduces its slice from every rank's send buffer into its own
+  // receive buffer; there is nothing to stage.
+  void reduceDirect(Round& r) {
+    direct_->renewDeadline();
+    r.epoch = firstDirectEpoch_ + static_cast<std::uint32_t>(r.chunk);
+    if (!owner()) return;
+    auto [b, e] = mySlice(r);
+    const std::size_t at = (r.offset + b) * es_;
+    if (e > b) reduceOwnFirst(ctx_, *direct_, in_ + at, at, out_ + at, e - b, dt_, op_);
+  }
+
   // Steps 4-5: publish our final slice, then gather every slice into the output.
   void finish(const Round& r) {
     if (owner()) {
@@ -179,18 +220,28 @@ class HierarchicalAllreduce {
       if (t.gather) t.gather->wait();
       std::byte* acc = accumulate(r);
       if (op_ == ReduceOp::Avg) finishAvg(acc, n, dt_, topo_.size());
-      std::memcpy(windowSlot(me_, r) + b * es_, acc, n * es_);
+      if (!direct_) std::memcpy(windowSlot(me_, r) + b * es_, acc, n * es_);
       dom_.signal(kFlagReduced, r.epoch);
     }
     for (int j = 0; j < rails_; ++j) {
+      if (j == me_) continue;
       auto [b, e] = partition(r.count, rails_, j);
-      if (j != me_) {
-        waitPeer(ctx_, j, kFlagReduced, r.epoch);
-        ctx_.movedUp((e - b) * es_);
+      const std::size_t at = (r.offset + b) * es_, len = (e - b) * es_;
+      waitPeer(ctx_, j, kFlagReduced, r.epoch);
+      if (direct_) {
+        direct_->copyFromRecv(j, at, out_ + at, len);  // counts the bytes
+      } else {
+        std::memcpy(out_ + at, windowSlot(j, r) + b * es_, len);
+        ctx_.movedUp(len);
       }
-      std::memcpy(out_ + (r.offset + b) * es_, windowSlot(j, r) + b * es_, (e - b) * es_);
     }
-    endRound(ctx_, r.epoch);
+    if (!direct_) {
+      if (owner()) {
+        auto [b, e] = mySlice(r);
+        std::memcpy(out_ + (r.offset + b) * es_, windowSlot(me_, r) + b * es_, (e - b) * es_);
+      }
+      endRound(ctx_, r.epoch);
+    }
   }
 
   CollContext& ctx_;
@@ -205,6 +256,8 @@ class HierarchicalAllreduce {
   bool pipelined_;
   Round rounds_[2];
   RailTransfers rail_[2];
+  std::optional<DirectCall> direct_;   // the domain reads buffers directly (tryDirect)
+  std::uint32_t firstDirectEpoch_ = 0;  // round r of the direct call raises Reduced to this + r
 };
 
 }  // namespace

@@ -33,8 +33,12 @@ bool runsStaged(CollContext& ctx) {
 }
 
 bool directWorthTrying(CollContext& ctx, std::size_t bytes, std::size_t crossMemoryMinBytes) {
+  return ctx.topo.numDomains() == 1 && directWorthTryingInDomain(ctx, bytes, crossMemoryMinBytes);
+}
+
+bool directWorthTryingInDomain(CollContext& ctx, std::size_t bytes, std::size_t crossMemoryMinBytes) {
   Domain& dom = ctx.domain;
-  if (ctx.topo.numDomains() != 1 || dom.size() < 2 || bytes < kDirectMinBytes) return false;
+  if (dom.size() < 2 || bytes < kDirectMinBytes) return false;
   const SymmetricMemory* heap = dom.symmetric();
   return (heap && heap->liveAllocations() > 0) || (bytes >= crossMemoryMinBytes && dom.crossMemoryAttach());
 }

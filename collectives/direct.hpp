@@ -100,6 +100,18 @@ class DirectCall {
 /// domain of several ranks, large enough, and a direct path possible at all (symmetric memory
 /// allocated, or cross-memory attach from `crossMemoryMinBytes` on). The same answer on every rank.
 bool directWorthTrying(CollContext& ctx, std::size_t bytes, std::size_t crossMemoryMinBytes);
+/// The same question for the domain's part of a collective that also crosses domains (the
+/// hierarchical allreduce): any number of domains. The same answer on every rank of the domain.
+bool directWorthTryingInDomain(CollContext& ctx, std::size_t bytes, std::size_t crossMemoryMinBytes);
+
+/// Cross-memory attach pays a system call and page pinning per read: an allreduce goes direct
+/// on ordinary buffers only from this size on (measured: docs/performance.md).
+inline constexpr std::size_t kCrossMemoryMinReduce = 1 << 20;
+
+/// Reduces [base, base + n elements) of every domain rank's send buffer into dst, this rank's
+/// own data (`own`, which may alias dst) first, then local ranks me + 1, me + 2, ...
+void reduceOwnFirst(CollContext& ctx, DirectCall& call, const std::byte* own, std::size_t base, std::byte* dst,
+                    std::size_t n, DataType dt, ReduceOp op);
 
 /// Records that this call moves data through the windows (TierStats::scaleUpPath "staged") and
 /// returns false: what a direct collective answers when the staged algorithm must run.

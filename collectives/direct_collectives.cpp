@@ -28,8 +28,8 @@ constexpr std::size_t kCrossMemoryChunk = 1 << 20;  // reduction chunks read int
 constexpr std::size_t kPipelineChunk = 1 << 20;     // allreduce: bytes of each slice per pipelined round
 // Cross-memory attach pays a system call and page pinning per read: it beats the staged copies
 // (cache-resident windows) only from these sizes on (measured on the 2-core host, see
-// docs/performance.md). Symmetric buffers go direct from kDirectMinBytes (direct.cpp).
-constexpr std::size_t kCrossMemoryMinReduce = 1 << 20;  // allreduce
+// docs/performance.md; allreduce: kCrossMemoryMinReduce). Symmetric buffers go direct from
+// kDirectMinBytes (direct.cpp).
 constexpr std::size_t kCrossMemoryMinCopy = 256 << 10;  // allgather, all-to-all, broadcast
 constexpr std::size_t kNoCrossMemory = SIZE_MAX;        // zero copy only
 
@@ -52,8 +52,8 @@ void reduceSources(std::byte* dst, int numSources, Source source, std::size_t n,
   }
 }
 
-// Rank me reduces [off, off + n elements) of every rank's send buffer (at byte offset `base` in
-// each) into dst, own data first (it may alias dst).
+}  // namespace
+
 void reduceOwnFirst(CollContext& ctx, DirectCall& call, const std::byte* own, std::size_t base, std::byte* dst,
                     std::size_t n, DataType dt, ReduceOp op) {
   const int k = ctx.domain.size(), me = ctx.domain.localRank();
@@ -78,8 +78,6 @@ void reduceOwnFirst(CollContext& ctx, DirectCall& call, const std::byte* own, st
       },
       n, chunk, es, dt, op);
 }
-
-}  // namespace
 
 bool directAllreduce(CollContext& ctx, const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op) {
   const std::size_t es = dataTypeSize(dt), bytes = count * es;

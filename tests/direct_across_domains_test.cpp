@@ -1,0 +1,101 @@
+// The hierarchical allreduce across domains, where a domain's ranks read each other's buffers
+// (TierStats::scaleUpPath): zero copy on symmetric memory, cross-memory attach on ordinary
+// buffers, staged windows otherwise, and a domain of one always staged. Each domain decides
+// alone, so one job mixes them: domains of 2, 2 and 1 ranks. Every result is checked exactly,
+// in and out of place, over several pipelined rounds, and the slow tier carries the bound.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "tests/support/expect_error.hpp"
+#include "tests/support/multiprocess.hpp"
+#include "tiercc/tiercc.hpp"
+
+namespace tiercc::test {
+namespace {
+
+constexpr int kRanks = 5;
+constexpr int kDomainOf[kRanks] = {0, 0, 1, 1, 2};
+// Three and a bit pipelined rounds of the default window (2 MiB of f32 per round across domains).
+constexpr std::size_t kCount = (std::size_t(6) << 20) / sizeof(float) + 5;
+
+float input(int rank, std::size_t i) { return float((rank + 1) * ((i % 251) + 1)); }
+
+// The exact result at element i: sums and maxima of small integers are exact in f32.
+float expected(ReduceOp op, std::size_t i) {
+  float sum = 0, max = 0;
+  for (int r = 0; r < kRanks; ++r) {
+    sum += input(r, i);
+    max = std::max(max, input(r, i));
+  }
+  return op == ReduceOp::Max ? max : sum;
+}
+
+// Runs sum and max, out of place and in place, on buffers a and b; checks every element, the
+// path every call took, and that the slow tier carried exactly this rank's share of the bound.
+void check(Communicator& c, float* a, float* b, const std::string& want, const std::string& kind) {
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Max}) {
+    for (bool inPlace : {false, true}) {
+      for (std::size_t i = 0; i < kCount; ++i) a[i] = input(c.rank(), i);
+      float* out = inPlace ? a : b;
+      const TierStats before = c.stats();
+      c.allreduce(a, out, kCount, DataType::F32, op);
+      const TierStats after = c.stats();
+      const std::string what = kind + (inPlace ? " in place, " : " out of place, ") + toString(op);
+      for (std::size_t i = 0; i < kCount; ++i)
+        TIERCC_CHECK(out[i] == expected(op, i), what << ": element " << i << " is " << out[i] << ", expected "
+                                                     << expected(op, i));
+      TIERCC_CHECK(after.scaleUpPath == want, what << ": took the " << after.scaleUpPath << " path, expected " << want);
+      TIERCC_CHECK(after.algorithm == "hierarchical", what << ": ran " << after.algorithm);
+      // The smallest domain has one rank: one rail, and the ranks beyond it send nothing across.
+      const std::uint64_t sent = after.scaleOutBytes - before.scaleOutBytes;
+      if (c.localRank() > 0)
+        TIERCC_CHECK(sent == 0, what << ": local rank " << c.localRank() << " has no rail but sent " << sent);
+      std::uint64_t total = 0;
+      c.allreduce(&sent, &total, 1, DataType::U64, ReduceOp::Sum);
+      const std::uint64_t bound = 2 * (c.numDomains() - 1) * kCount * sizeof(float);  // 2(D-1)/D S per domain
+      TIERCC_CHECK(total == bound, what << ": " << total << " bytes crossed domains, the bound is " << bound);
+    }
+  }
+}
+
+TEST(DirectAcrossDomains, EachDomainTakesItsOwnPath) {
+  JobOptions jo;
+  jo.timeout = std::chrono::milliseconds(240000);
+  jo.env = {{"TIERCC_TIMEOUT", "60s"}, {"TIERCC_ALGO", "allreduce:hierarchical"}};
+  jo.rankEnv = [](int rank) {
+    return std::vector<std::pair<std::string, std::string>>{{"TIERCC_DOMAIN_ID", std::to_string(kDomainOf[rank])}};
+  };
+  JobResult result = runRanks(
+      kRanks,
+      [](int rank, const std::string& store) {
+        Communicator c(store, kRanks, rank);
+        TIERCC_CHECK(c.numDomains() == 3, "3 domains expected, got " << c.numDomains());
+        const bool alone = c.domainSize() == 1;
+        std::vector<float> a(kCount), b(kCount);
+        auto* sa = static_cast<float*>(c.allocShared(kCount * sizeof(float)));
+        auto* sb = static_cast<float*>(c.allocShared(kCount * sizeof(float)));
+        check(c, sa, sb, alone ? "staged" : "zero_copy", "symmetric");
+
+        // Ordinary buffers: cross-memory attach where the kernel permits it, else staged.
+        setenv("TIERCC_SHM_COPY", "auto", 1);
+        Communicator cma = c.split(0, rank);
+        check(cma, a.data(), b.data(), alone ? "staged" : "cma", "ordinary");
+
+        setenv("TIERCC_SHM_COPY", "staged", 1);
+        Communicator staged = c.split(0, rank);
+        check(staged, a.data(), b.data(), "staged", "ordinary under TIERCC_SHM_COPY=staged");
+        c.freeShared(sb);
+        c.freeShared(sa);
+      },
+      jo);
+  for (const RankResult& r : result.ranks)
+    if (!r.ok() && contains(r.output, "cross-memory attach does not work here"))
+      GTEST_SKIP() << "the kernel forbids cross-memory attach here:\n" << r.output;
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
+}  // namespace
+}  // namespace tiercc::test
