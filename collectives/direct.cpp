@@ -143,7 +143,7 @@ std::uint32_t DirectCall::claimEpochs(std::uint32_t n) {
 }
 
 void DirectCall::renewDeadline() {
-  if (ctx_.timeout.count() > 0) ctx_.deadline = Deadline::after(ctx_.timeout);
+  if (ctx_.timeout.count() > 0) ctx_.deadline = Deadline::afterCoarse(ctx_.timeout);
 }
 
 void DirectCall::finish() {

@@ -10,7 +10,7 @@ std::uint32_t beginRoundReusing(CollContext& ctx, std::uint32_t inFlight) {
   const std::uint32_t epoch = ++ctx.epoch;
   ctx.scratch.afterOneShot = ctx.scratch.afterMailboxOneShot = false;
   // A deadline per round, not per collective: a long message that keeps moving never times out.
-  if (ctx.timeout.count() > 0) ctx.deadline = Deadline::after(ctx.timeout);
+  if (ctx.timeout.count() > 0) ctx.deadline = Deadline::afterCoarse(ctx.timeout);
   for (int p = 0; p < dom.size(); ++p)
     if (p != dom.localRank()) dom.waitUntil(p, kFlagReleased, epoch - inFlight, ctx.deadline, ctx.what);
   return epoch;

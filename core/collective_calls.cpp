@@ -51,9 +51,9 @@ void requireRank(const char* name, const char* what, int rank, int size) {
 
 void Communicator::Impl::execute(const char* name, std::uint64_t seq, BodyRef body) {
   if (aborted_.load()) fail(ErrorCode::Aborted, name, " #", seq, ": the communicator was aborted");
-  {
+  if (broken_.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(statsMutex_);
-    if (brokenBy_) std::rethrow_exception(brokenBy_);
+    std::rethrow_exception(brokenBy_);
   }
   // Operations run one at a time (the queue's exec lock): the name's buffer is reused.
   char digits[24];
@@ -68,7 +68,7 @@ void Communicator::Impl::execute(const char* name, std::uint64_t seq, BodyRef bo
                   delta,
                   seq,
                   callName_,
-                  Deadline::after(timeout_),
+                  Deadline::afterCoarse(timeout_),
                   tuning_,
                   scaleUpLink_.get(),
                   scaleOutLink_.get(),
@@ -104,6 +104,7 @@ void Communicator::Impl::failed(const Error& e) {
   {
     std::lock_guard<std::mutex> lock(statsMutex_);
     if (!brokenBy_) brokenBy_ = std::make_exception_ptr(e);
+    broken_.store(true, std::memory_order_release);
     try {
       std::rethrow_exception(brokenBy_);
     } catch (const Error& first) {

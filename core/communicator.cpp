@@ -206,6 +206,7 @@ void Communicator::Impl::peerFailed(int rank, const std::string& why) {
     std::lock_guard<std::mutex> lock(statsMutex_);
     if (brokenBy_) return;
     brokenBy_ = std::make_exception_ptr(e);
+    broken_.store(true, std::memory_order_release);
   }
   TIERCC_LOG(Warn, Init) << e.what();
   // Wake every wait of this rank; execute() then reports brokenBy_, not the wake-up.

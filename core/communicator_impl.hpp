@@ -114,6 +114,7 @@ class Communicator::Impl {
   TierStats stats_;
   std::atomic<bool> aborted_{false};
   std::exception_ptr brokenBy_;  // the error that stopped this communicator, if any
+  std::atomic<bool> broken_{false};  // brokenBy_ is set: lets every call check without the lock
   std::unique_ptr<FailureDetector> detector_;
   OpQueue queue_;  // shut down first in ~Impl, so queued work finishes while the tiers exist
 };
