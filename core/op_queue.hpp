@@ -3,6 +3,7 @@
 // calls, which first let earlier async operations finish).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -31,7 +32,9 @@ class OpQueue {
   /// path of a blocking collective allocates nothing.
   template <class Fn>
   void runInline(Fn&& fn) {
-    {
+    // Without async work in flight (the usual case) the queue's lock is not needed: an async
+    // call issued earlier by this thread raised `outstanding_` before it returned.
+    if (outstanding_.load(std::memory_order_acquire) != 0) {
       std::unique_lock<std::mutex> lock(mutex_);
       cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
     }
@@ -48,6 +51,7 @@ class OpQueue {
   std::condition_variable cv_;
   std::deque<std::pair<std::function<void()>, std::shared_ptr<Work::State>>> queue_;
   bool busy_ = false;  // the worker is running an operation
+  std::atomic<int> outstanding_{0};  // submitted and not yet finished (queued or running)
   bool stopping_ = false;
   std::mutex execMutex_;  // one operation at a time, worker or inline
   std::thread worker_;

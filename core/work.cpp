@@ -54,6 +54,7 @@ Work OpQueue::submit(std::function<void()> fn) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!worker_.joinable()) worker_ = std::thread([this] { workerLoop(); });
   queue_.emplace_back(std::move(fn), state);
+  outstanding_.fetch_add(1, std::memory_order_acq_rel);
   cv_.notify_all();
   return Work(state);
 }
@@ -79,6 +80,7 @@ void OpQueue::workerLoop() {
     state->finish(error);
     lock.lock();
     busy_ = false;
+    outstanding_.fetch_sub(1, std::memory_order_acq_rel);
     cv_.notify_all();
   }
 }
