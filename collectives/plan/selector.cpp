@@ -49,13 +49,15 @@ Selector::Selector(Shape shape, TierModel model, AlgoOverrides overrides, std::s
       oneShotLimitBytes_(oneShotLimitBytes) {}
 
 std::string_view Selector::choose(const Request& req) {
-  const auto key = std::make_tuple(static_cast<int>(req.coll), req.count * dataTypeSize(req.dt), req.root, req.radix,
-                                   req.totalBytes);
-  std::lock_guard<std::mutex> lock(mutex_);
+  const Key key{static_cast<int>(req.coll), req.count * dataTypeSize(req.dt), req.root, req.radix, req.totalBytes};
+  if (last_ && last_->first == key) return last_->second;
   auto it = cache_.find(key);
-  if (it != cache_.end()) return it->second;
-  if (cache_.size() > 4096) cache_.clear();  // bounded: sweeps over many sizes do not grow it
-  return cache_.emplace(key, decide(req)).first->second;
+  if (it == cache_.end()) {
+    if (cache_.size() > 4096) cache_.clear();  // bounded: sweeps over many sizes do not grow it
+    it = cache_.emplace(key, decide(req)).first;
+  }
+  last_.emplace(key, it->second);
+  return it->second;
 }
 
 std::string_view Selector::decide(const Request& req) const {

@@ -6,7 +6,6 @@
 
 #include <array>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +31,8 @@ class Selector {
   /// (NotSupported, saying why), never a silent fallback. Decisions are cached per request
   /// shape; TIERCC_DEBUG_SUBSYS=TUNE logs each new one with every candidate's price.
   /// The name lives as long as the program (it is one of algorithmsFor()'s).
+  /// Not thread-safe: a communicator runs its operations one at a time (OpQueue's exec lock),
+  /// and with them its calls here; a small collective's path takes no lock for its choice.
   std::string_view choose(const Request& req);
 
  private:
@@ -41,8 +42,9 @@ class Selector {
   TierModel model_;
   AlgoOverrides overrides_;
   std::size_t oneShotLimitBytes_;
-  std::mutex mutex_;
-  std::map<std::tuple<int, std::size_t, int, int, std::size_t>, std::string_view> cache_;
+  using Key = std::tuple<int, std::size_t, int, int, std::size_t>;
+  std::map<Key, std::string_view> cache_;
+  std::optional<std::pair<Key, std::string_view>> last_;  // the previous call's: loops repeat it
 };
 
 }  // namespace tiercc
