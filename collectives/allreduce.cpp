@@ -97,6 +97,7 @@ class HierarchicalAllreduce {
     return base + static_cast<std::size_t>(slotOf(r)) * slotBytes;
   }
   std::byte* windowSlot(int peer, const Round& r) { return slot(dom_.window(peer), dom_.windowBytes() / slots(), r); }
+
   // The direct round, when every rank of the domain can read its peers' buffers; the staged
   // rounds otherwise (the same answer on every rank of the domain).
   void tryDirect(std::size_t count, std::uint32_t numRounds) {
