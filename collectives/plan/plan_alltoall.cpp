@@ -19,11 +19,13 @@ std::uint64_t insidePairs(const Shape& s) {
   return n;
 }
 
-// Packed by destination domain: one message per (rail, destination domain) (alltoall.cpp).
+// Packed by destination domain: one message per (rail, destination domain); across domains
+// half-window rounds, two in flight (alltoall.cpp).
 void hierarchical(Plan& plan, const Request& req, const Shape& s) {
   const std::uint64_t B = req.count * dataTypeSize(req.dt), N = s.size(), D = s.numDomains();
-  const std::uint64_t rails = s.minDomainSize(), kmax = s.maxDomainSize();
-  const double rounds = static_cast<double>(std::max<std::uint64_t>(1, ceilDiv(N * B * 2, req.windowBytes)));
+  const std::uint64_t rails = s.minDomainSize(), kmax = s.maxDomainSize(), slots = D > 1 ? 2 : 1;
+  const double rounds = static_cast<double>(std::max<std::uint64_t>(1, ceilDiv(N * B * 2 * slots, req.windowBytes)));
+  if (D > 1) plan.pipelinedRounds = rounds;
   plan.steps.push_back(
       patternStep("stage and pack by destination domain", rounds, double(N * B), 0, insidePairs(s) * B, false));
   if (D > 1)
