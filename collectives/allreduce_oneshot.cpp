@@ -102,8 +102,11 @@ void allreduceOneShot(CollContext& ctx, const void* send, void* recv, std::size_
   }
   raiseStaged();
   // Domain results of every domain, in domain order: ours is computed here, the others arrive.
+  // With one domain ours is the result: reduced straight into the output (the inputs are in
+  // the windows or boxes, so an in-place call reads nothing it overwrites).
   std::byte* results = s.receive.data();
-  std::byte* ours = results + myDomain * bytes;
+  std::byte* out = static_cast<std::byte*>(recv);
+  std::byte* ours = numDomains > 1 ? results + myDomain * bytes : out;
   if (k == 1) std::memcpy(ours, input(0), bytes);
   else reduce3(ours, input(0), input(1), count, dt, op);
   for (int p = 2; p < k; ++p) reduceInto(ours, input(p), count, dt, op);
@@ -112,7 +115,6 @@ void allreduceOneShot(CollContext& ctx, const void* send, void* recv, std::size_
   s.afterOneShot = alternate;
   s.afterMailboxOneShot = inBox;
 
-  std::byte* out = static_cast<std::byte*>(recv);
   if (numDomains > 1) {
     TransferBatch batch(ctx);
     for (int d = 0; d < numDomains; ++d) {
@@ -123,8 +125,6 @@ void allreduceOneShot(CollContext& ctx, const void* send, void* recv, std::size_
     batch.wait();
     reduce3(out, results, results + bytes, count, dt, op);
     for (int d = 2; d < numDomains; ++d) reduceInto(out, results + d * bytes, count, dt, op);
-  } else {
-    std::memcpy(out, ours, bytes);
   }
   if (op == ReduceOp::Avg) finishAvg(out, count, dt, t.size());
   const double domainBound = 2.0 * (numDomains - 1) / numDomains * static_cast<double>(bytes);

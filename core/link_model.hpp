@@ -48,7 +48,9 @@ class LinkModel {
   /// Returns at once when the link is not paced.
   void charge(std::size_t bytes, Clock::time_point since);
   /// The same for bytes just moved, begun at most kBurst ago.
-  void charge(std::size_t bytes) { charge(bytes, Clock::now() - kBurst); }
+  void charge(std::size_t bytes) {
+    if (paced()) charge(bytes, Clock::now() - kBurst);  // no clock read for a link that is not paced
+  }
 
  private:
   LinkSpec spec_;
