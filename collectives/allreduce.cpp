@@ -188,9 +188,12 @@ class HierarchicalAllreduce {
     std::byte* acc = accumulate(r);
     std::byte* rx = received(r);
     std::byte* mine = acc + mb * es_;
-    std::memcpy(rx + myDomain * myBytes, mine, myBytes);
-    reduce3(mine, rx, rx + myBytes, me - mb, dt_, op_);
-    for (int d = 2; d < D; ++d) reduceInto(mine, rx + d * myBytes, me - mb, dt_, op_);
+    // Our own sub-slice is read in place (reduce3 may write over an operand), unless it comes
+    // after the first two: the running result would have overwritten it by then.
+    if (myDomain >= 2) std::memcpy(rx + myDomain * myBytes, mine, myBytes);
+    auto source = [&](int d) -> const std::byte* { return d == myDomain && d < 2 ? mine : rx + d * myBytes; };
+    reduce3(mine, source(0), source(1), me - mb, dt_, op_);
+    for (int d = 2; d < D; ++d) reduceInto(mine, source(d), me - mb, dt_, op_);
     TransferBatch& batch = t.gather.emplace(ctx_);
     for (int d = 0; d < D; ++d) {
       if (d == myDomain) continue;

@@ -70,8 +70,8 @@ void Communicator::Impl::execute(const char* name, std::uint64_t seq, BodyRef bo
                   callName_,
                   Deadline::afterCoarse(timeout_),
                   tuning_,
-                  scaleUpLink_->spec().paced() ? scaleUpLink_.get() : nullptr,  // null: nothing to charge
-                  scaleOutLink_->spec().paced() ? scaleOutLink_.get() : nullptr,
+                  scaleUpLink_.get(),
+                  scaleOutLink_.get(),
                   timeout_,
                   selector_.get()};
   TIERCC_LOG(Trace, Coll) << ctx.what << " start";
