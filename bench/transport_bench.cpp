@@ -10,7 +10,7 @@
 #include "bench/transport/options.hpp"
 #include "bench/transport/pair_bench.hpp"
 #include "core/params.hpp"
-#include "transport/bootstrap/store.hpp"
+#include "bootstrap/store.hpp"
 #include "transport/factory.hpp"
 
 using namespace tiercc;

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "collectives/plan/cost_model.hpp"
-#include "collectives/plan/plan.hpp"
+#include "plan/cost_model.hpp"
+#include "plan/plan.hpp"
 #include "core/link_model.hpp"
 
 namespace tiercc::sim {

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
-#include "collectives/pattern/halving_doubling.hpp"
-#include "collectives/pattern/pattern.hpp"
-#include "collectives/pattern/ring.hpp"
+#include "plan/pattern/halving_doubling.hpp"
+#include "plan/pattern/pattern.hpp"
+#include "plan/pattern/ring.hpp"
 
 namespace tiercc::sim {
 

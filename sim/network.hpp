@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/plan/plan.hpp"
+#include "plan/plan.hpp"
 #include "sim/cluster.hpp"
 
 namespace tiercc::sim {

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "collectives/plan/selector.hpp"
+#include "plan/selector.hpp"
 #include "core/errors.hpp"
 #include "core/params.hpp"
 #include "sim/network.hpp"

@@ -1,7 +1,7 @@
 // Prices one of the runtime's plans on a modelled cluster, in two modes:
 // - symmetric: the plan as built, step by step (O(steps)): latencySteps x latency +
 //   max(busiestBytes / bandwidth of the step's link, scale-out bytes / fabric capacity). With a
-//   non-blocking fabric this is the runtime's own cost model (collectives/plan/cost_model.hpp).
+//   non-blocking fabric this is the runtime's own cost model (plan/cost_model.hpp).
 // - exact: every step expanded into per-rank flows (sim/network.hpp) that load every rank's
 //   links; for up to a few thousand ranks.
 #pragma once
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/plan/plan.hpp"
+#include "plan/plan.hpp"
 #include "sim/cluster.hpp"
 
 namespace tiercc::sim {

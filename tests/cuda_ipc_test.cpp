@@ -20,7 +20,7 @@
 #include "scaleup-emu/cuda-ipc/cuda_ipc_domain.hpp"
 #include "tests/support/multiprocess.hpp"
 #include "tiercc/error.hpp"
-#include "transport/bootstrap/store.hpp"
+#include "bootstrap/store.hpp"
 
 namespace tiercc::test {
 namespace {

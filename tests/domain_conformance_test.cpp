@@ -21,7 +21,7 @@
 #include "scaleup-emu/shm/shm_domain.hpp"
 #include "tests/support/multiprocess.hpp"
 #include "tiercc/error.hpp"
-#include "transport/bootstrap/store.hpp"
+#include "bootstrap/store.hpp"
 
 namespace tiercc::test {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "tests/support/multiprocess.hpp"
 #include "tiercc/error.hpp"
-#include "transport/bootstrap/store.hpp"
+#include "bootstrap/store.hpp"
 #include "transport/factory.hpp"
 #include "transport/ibverbs/ib_transport.hpp"
 

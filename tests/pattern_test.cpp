@@ -7,11 +7,11 @@
 #include <set>
 #include <vector>
 
-#include "collectives/pattern/bruck.hpp"
-#include "collectives/pattern/halving_doubling.hpp"
-#include "collectives/pattern/knomial.hpp"
-#include "collectives/pattern/pairwise.hpp"
-#include "collectives/pattern/ring.hpp"
+#include "plan/pattern/bruck.hpp"
+#include "plan/pattern/halving_doubling.hpp"
+#include "plan/pattern/knomial.hpp"
+#include "plan/pattern/pairwise.hpp"
+#include "plan/pattern/ring.hpp"
 
 namespace tiercc::pattern {
 namespace {

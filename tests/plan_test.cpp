@@ -1,8 +1,8 @@
 // Plans, the cost model and the selector, as pure functions: no ranks, no network.
 #include <gtest/gtest.h>
 
-#include "collectives/plan/cost_model.hpp"
-#include "collectives/plan/selector.hpp"
+#include "plan/cost_model.hpp"
+#include "plan/selector.hpp"
 #include "core/errors.hpp"
 
 namespace tiercc {

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "collectives/plan/selector.hpp"
+#include "plan/selector.hpp"
 #include "core/params.hpp"
 #include "tests/support/multiprocess.hpp"
 #include "tiercc/tiercc.hpp"

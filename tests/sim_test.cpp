@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/plan/cost_model.hpp"
+#include "plan/cost_model.hpp"
 #include "core/errors.hpp"
 #include "sim/network.hpp"
 #include "sim/options.hpp"

@@ -9,8 +9,8 @@
 #include "core/errors.hpp"
 #include "tests/support/expect_error.hpp"
 #include "tiercc/tiercc.hpp"
-#include "transport/bootstrap/store.hpp"
-#include "transport/bootstrap/store_protocol.hpp"
+#include "bootstrap/store.hpp"
+#include "bootstrap/store_protocol.hpp"
 
 namespace tiercc {
 namespace {

@@ -1,7 +1,7 @@
 // Tests of the bootstrap Store: one contract run over the in-process, prefixed and TCP stores,
 // then what only TCP has (concurrent clients, server failure, hostile frames); the wire format
 // and address parsing are in store_protocol_test.cpp. Every wait is bounded; timeout tests use deadlines of a few hundred ms.
-#include "transport/bootstrap/store.hpp"
+#include "bootstrap/store.hpp"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -17,7 +17,7 @@
 #include "core/errors.hpp"
 #include "tests/support/expect_error.hpp"
 #include "tiercc/tiercc.hpp"
-#include "transport/bootstrap/store_protocol.hpp"
+#include "bootstrap/store_protocol.hpp"
 
 namespace tiercc {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "core/errors.hpp"
-#include "core/tier_probe.hpp"
+#include "runtime/tier_probe.hpp"
 #include "tests/support/multiprocess.hpp"
 #include "tiercc/tiercc.hpp"
 

@@ -3,9 +3,9 @@
 
 #include <cstdlib>
 
-#include "core/env.hpp"
+#include "runtime/env.hpp"
 #include "core/params.hpp"
-#include "core/topology.hpp"
+#include "runtime/rank_info.hpp"
 #include "tiercc/error.hpp"
 
 namespace tiercc {
@@ -22,7 +22,7 @@ std::vector<RankInfo> ranks(std::vector<std::string> hosts) {
 }
 
 TEST(Topology, SameHostIsSameDomain) {
-  Topology t = Topology::build(ranks({"a", "b", "a", "b", "c"}), 2);
+  Topology t = detectTopology(ranks({"a", "b", "a", "b", "c"}), 2);
   EXPECT_EQ(t.numDomains(), 3);
   EXPECT_EQ(t.domain(), 0);
   EXPECT_EQ(t.localRank(), 1);
@@ -35,7 +35,7 @@ TEST(Topology, SameHostIsSameDomain) {
 TEST(Topology, DomainSizeGroupsConsecutiveRanks) {
   auto rs = ranks(std::vector<std::string>(8, "h"));
   for (auto& r : rs) r.domainSize = 4;
-  Topology t = Topology::build(rs, 5);
+  Topology t = detectTopology(rs, 5);
   EXPECT_EQ(t.describe(), "2 domains x 4 ranks");
   EXPECT_EQ(t.domain(), 1);
   EXPECT_EQ(t.localRank(), 1);
@@ -46,7 +46,7 @@ TEST(Topology, DomainIdsAllowUnevenDomains) {
   auto rs = ranks(std::vector<std::string>(4, "h"));
   int ids[] = {9, 2, 9, 9};
   for (int i = 0; i < 4; ++i) rs[i].domainId = ids[i];
-  Topology t = Topology::build(rs, 3);
+  Topology t = detectTopology(rs, 3);
   EXPECT_EQ(t.describe(), "2 domains (sizes 3,1)");
   EXPECT_EQ(t.domain(), 0);  // numbered by lowest rank: domain id 9 holds rank 0
   EXPECT_EQ(t.localRank(), 2);
@@ -57,7 +57,7 @@ TEST(Topology, InconsistentOverridesAreErrors) {
   auto rs = ranks(std::vector<std::string>(3, "h"));
   rs[1].domainId = 1;
   try {
-    Topology::build(rs, 0);
+    detectTopology(rs, 0);
     ADD_FAILURE() << "partial TIERCC_DOMAIN_ID accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ErrorCode::InvalidArgument);
@@ -67,7 +67,7 @@ TEST(Topology, InconsistentOverridesAreErrors) {
   rs[0].domainSize = 2;
   rs[1].domainSize = 2;
   rs[2].domainSize = 3;
-  EXPECT_THROW(Topology::build(rs, 0), Error);
+  EXPECT_THROW(detectTopology(rs, 0), Error);
 }
 
 TEST(Topology, RankInfoRoundTrips) {

@@ -15,7 +15,7 @@
 
 #include "tests/support/multiprocess.hpp"
 #include "tiercc/error.hpp"
-#include "transport/bootstrap/store.hpp"
+#include "bootstrap/store.hpp"
 #include "transport/factory.hpp"
 
 namespace tiercc::test {

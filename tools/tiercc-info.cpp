@@ -11,8 +11,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "collectives/plan/selector.hpp"
-#include "core/env.hpp"
+#include "plan/selector.hpp"
+#include "runtime/env.hpp"
 #include "core/params.hpp"
 #include "core/reduce_isa.hpp"
 #include "tiercc/tiercc.hpp"

@@ -16,7 +16,7 @@
 #include "tools/run/options.hpp"
 #include "tools/run/rank_environment.hpp"
 #include "tools/run/signal_channel.hpp"
-#include "transport/bootstrap/store.hpp"
+#include "bootstrap/store.hpp"
 
 namespace {
 

@@ -13,10 +13,10 @@
 #include <string>
 #include <thread>
 
-#include "core/env.hpp"
+#include "runtime/env.hpp"
 #include "core/errors.hpp"
 #include "core/log.hpp"
-#include "transport/bootstrap/store.hpp"
+#include "bootstrap/store.hpp"
 
 namespace tiercc::tbench {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "core/errors.hpp"
 #include "core/params.hpp"
-#include "transport/bootstrap/store.hpp"
+#include "bootstrap/store.hpp"
 
 namespace tiercc::tbench {
 namespace {

@@ -14,7 +14,7 @@
 
 namespace tiercc {
 
-class Store;  // bootstrap key/value store (transport/bootstrap/store.hpp)
+class Store;  // bootstrap key/value store (bootstrap/store.hpp)
 
 /// Makes an in-process Store, shared by Communicators created as threads of one process (tests).
 std::shared_ptr<Store> makeInProcessStore();

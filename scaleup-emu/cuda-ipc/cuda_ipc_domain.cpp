@@ -20,7 +20,7 @@
 #include "core/errors.hpp"
 #include "core/log.hpp"
 #include "scaleup-emu/cuda-ipc/cuda_check.hpp"
-#include "transport/bootstrap/store.hpp"
+#include "bootstrap/store.hpp"
 
 namespace tiercc {
 namespace {

@@ -3,7 +3,7 @@
 // the bytes of this rank's window that changed since its last signal, then the flag, so a
 // peer that sees the flag reads a replica equal to the window at signal time. This is exact
 // because collectives only write their own window and only rewrite it after every peer has
-// released the previous round (collectives/round.cpp).
+// released the previous round (exec/round.cpp).
 #pragma once
 
 #include <array>

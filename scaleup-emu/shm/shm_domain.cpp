@@ -17,7 +17,7 @@
 #include "core/log.hpp"
 #include "core/params.hpp"
 #include "scaleup-emu/shm/futex.hpp"
-#include "transport/bootstrap/store.hpp"
+#include "bootstrap/store.hpp"
 
 namespace tiercc {
 

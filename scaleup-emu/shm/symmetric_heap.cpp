@@ -5,7 +5,7 @@
 
 #include "core/errors.hpp"
 #include "core/log.hpp"
-#include "transport/bootstrap/store.hpp"
+#include "bootstrap/store.hpp"
 
 namespace tiercc {
 

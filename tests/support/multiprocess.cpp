@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "core/log.hpp"
-#include "transport/bootstrap/store.hpp"
+#include "bootstrap/store.hpp"
 
 namespace tiercc::test {
 

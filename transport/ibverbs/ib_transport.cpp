@@ -17,7 +17,7 @@
 #include "core/errors.hpp"
 #include "core/log.hpp"
 #include "core/params.hpp"
-#include "transport/bootstrap/store.hpp"
+#include "bootstrap/store.hpp"
 #include "transport/ibverbs/ib_connection.hpp"
 #include "transport/ibverbs/ib_device.hpp"
 #include "transport/ibverbs/ib_memory.hpp"

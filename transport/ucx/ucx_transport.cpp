@@ -12,7 +12,7 @@
 
 #include "core/errors.hpp"
 #include "core/log.hpp"
-#include "transport/bootstrap/store.hpp"
+#include "bootstrap/store.hpp"
 #include "transport/ucx/ucx_transport_impl.hpp"
 
 namespace tiercc {

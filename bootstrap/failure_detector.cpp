@@ -1,0 +1,90 @@
+// Heartbeats through the store (see failure_detector.hpp). Counters live under "hb/<rank>";
+// a goodbye is the value -1. The store's own errors (server gone) are left to the calls that
+// use it: the detector only stops watching.
+#include "bootstrap/failure_detector.hpp"
+
+#include <cstdlib>
+
+#include "core/errors.hpp"
+#include "core/log.hpp"
+#include "bootstrap/store.hpp"
+
+namespace tiercc {
+namespace {
+
+std::string key(int rank) { return "hb/" + std::to_string(rank); }
+
+}  // namespace
+
+FailureDetector::FailureDetector(std::shared_ptr<Store> store, int rank, int size, std::chrono::milliseconds period,
+                                 std::chrono::milliseconds timeout, OnFailure onFailure)
+    : store_(std::move(store)), rank_(rank), size_(size), period_(period), timeout_(timeout),
+      onFailure_(std::move(onFailure)), peers_(size) {
+  auto now = std::chrono::steady_clock::now();
+  for (Peer& p : peers_) p.lastChange = now;
+  peers_[rank_].gone = true;  // not watching ourselves
+  beat();
+  thread_ = std::thread([this] { run(); });
+}
+
+FailureDetector::~FailureDetector() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  try {
+    store_->setString(key(rank_), "-1");
+  } catch (const std::exception&) {
+    // The store may be gone at teardown; peers then stop watching for the same reason.
+  }
+}
+
+void FailureDetector::beat() { store_->add(key(rank_), 1); }
+
+void FailureDetector::watch() {
+  auto now = std::chrono::steady_clock::now();
+  for (int r = 0; r < size_; ++r) {
+    Peer& p = peers_[r];
+    if (p.gone) continue;
+    if (!store_->check({key(r)})) {
+      // Not started yet: its first beat happens at init, which this rank has passed; a rank
+      // still in init is covered by the init deadline.
+      p.lastChange = now;
+      continue;
+    }
+    std::int64_t value = std::strtoll(store_->getString(key(r), Deadline::after(period_)).c_str(), nullptr, 10);
+    if (value < 0) {
+      p.gone = true;
+      continue;
+    }
+    if (value != p.lastValue) {
+      p.lastValue = value;
+      p.lastChange = now;
+      continue;
+    }
+    if (now - p.lastChange < timeout_) continue;
+    p.gone = true;
+    auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - p.lastChange).count();
+    onFailure_(r, concat("stopped answering: no heartbeat in the store for ", silent, " ms (TIERCC_HEARTBEAT_TIMEOUT=",
+                         timeout_.count(), "ms; it may be stopped, hung or its host gone)"));
+  }
+}
+
+void FailureDetector::run() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!cv_.wait_for(lock, period_, [&] { return stopping_; })) {
+    lock.unlock();
+    try {
+      beat();
+      watch();
+    } catch (const std::exception& e) {
+      TIERCC_LOG(Warn, Store) << "failure detector stops: " << e.what();
+      return;
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace tiercc

@@ -1,0 +1,402 @@
+// Communicator lifecycle: joining the store, building the topology, wiring the two tiers,
+// split, abort, statistics and teardown.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include "runtime/communicator_impl.hpp"
+#include "runtime/env.hpp"
+#include "bootstrap/failure_detector.hpp"
+#include "core/errors.hpp"
+#include "core/log.hpp"
+#include "core/params.hpp"
+#include "runtime/tier_probe.hpp"
+#include "scaleup-emu/emulated/emulated_domain.hpp"
+#include "scaleup-emu/shm/shm_domain.hpp"
+#include "bootstrap/store.hpp"
+#include "transport/factory.hpp"
+#include "plan/selector.hpp"
+
+namespace tiercc {
+namespace {
+
+std::string randomHex(int bytes) {
+  std::string out;
+  int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  static const char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < bytes; ++i) {
+    unsigned char b = 0;
+    if (fd < 0 || ::read(fd, &b, 1) != 1) b = static_cast<unsigned char>(std::rand());
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  if (fd >= 0) ::close(fd);
+  return out;
+}
+
+std::string hashHex(const std::string& s) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016zx", std::hash<std::string>{}(s));
+  return std::string(buf, 8);
+}
+
+int envInt(const char* name, int fallback) {
+  std::string text = params::raw(name);
+  return text.empty() ? fallback : static_cast<int>(params::getInt(name));
+}
+
+LinkSpec linkSpec(const char* bandwidthParam, const char* latencyParam) {
+  LinkSpec spec;
+  spec.bytesPerSec = params::getBandwidth(bandwidthParam).value_or(0);
+  spec.latencySec = params::getLatency(latencyParam).value_or(0);
+  return spec;
+}
+
+}  // namespace
+
+Communicator::Impl::Impl(CommSetup setup) : setup_(std::move(setup)) {
+  TIERCC_REQUIRE_ARG(setup_.size >= 1, "world size must be at least 1, got ", setup_.size);
+  TIERCC_REQUIRE_ARG(setup_.rank >= 0 && setup_.rank < setup_.size, "rank ", setup_.rank,
+                     " is not in [0, ", setup_.size, ")");
+  timeout_ = params::getDuration("TIERCC_TIMEOUT");
+  tuning_.allreduceOneShotBytes = static_cast<std::size_t>(std::max<std::int64_t>(0, params::getInt("TIERCC_ALLREDUCE_ONESHOT_BYTES")));
+  tuning_.knomialRadix = static_cast<int>(params::getInt("TIERCC_KNOMIAL_RADIX"));
+  TIERCC_REQUIRE_ARG(tuning_.knomialRadix >= 2 && tuning_.knomialRadix <= 16, "TIERCC_KNOMIAL_RADIX must be in [2, 16], got ",
+                     tuning_.knomialRadix);
+  algoOverrides_ = parseAlgoOverrides(params::getString("TIERCC_ALGO"));  // a bad value fails before any wait
+  tierModel_ = TierModel::fromParams();
+  store_ = std::make_shared<PrefixStore>(setup_.baseStore, setup_.prefix);
+  if (!setup_.forcedDomain) log::setRank(setup_.rank);
+  initTiers();
+  startFailureDetector();
+  TIERCC_LOG(Info, Init) << "communicator ready: rank " << topo_.rank() << " of " << topo_.size() << ", "
+                         << topo_.describe() << ", scale-up " << domain_->name() << ", scale-out "
+                         << (transport_ ? transport_->name() : "none (one domain)");
+}
+
+void Communicator::Impl::initTiers() {
+  // The link models first: a malformed value fails here, before any rank waits on this one.
+  scaleUpLink_ = std::make_unique<LinkModel>(linkSpec("TIERCC_EMU_SCALEUP_BW", "TIERCC_EMU_SCALEUP_LATENCY"));
+  scaleOutLink_ = std::make_unique<LinkModel>(linkSpec("TIERCC_EMU_SCALEOUT_BW", "TIERCC_EMU_SCALEOUT_LATENCY"));
+  TIERCC_LOG(Info, Init) << "link model: scale-up " << scaleUpLink_->spec().describe() << "; scale-out "
+                         << scaleOutLink_->spec().describe();
+  Deadline deadline = Deadline::after(timeout_);
+  const int rank = setup_.rank, size = setup_.size;
+  if (setup_.jobId.empty()) {
+    if (rank == 0) store_->setString("jobid", randomHex(6));
+    setup_.jobId = store_->getString("jobid", deadline);
+  }
+
+  // Publish who we are, then read everyone.
+  RankInfo mine;
+  mine.hostId = localHostId();
+  mine.pid = static_cast<int>(getpid());
+  mine.domainId = setup_.forcedDomain ? *setup_.forcedDomain : envInt("TIERCC_DOMAIN_ID", -1);
+  mine.domainSize = setup_.forcedDomain ? 0 : envInt("TIERCC_DOMAIN_SIZE", 0);
+  TIERCC_REQUIRE_ARG(mine.domainSize >= 0, "TIERCC_DOMAIN_SIZE must be positive, got ", mine.domainSize);
+  TIERCC_REQUIRE_ARG(mine.domainId >= -1, "TIERCC_DOMAIN_ID must be non-negative, got ", mine.domainId);
+  const std::string transportName = size > 1 ? defaultTransportName() : "none";
+  const std::string scaleUpAsked = params::getString("TIERCC_SCALEUP");
+  TIERCC_REQUIRE_ARG(scaleUpAsked == "auto" || scaleUpAsked == "shm" || scaleUpAsked == "emulated",
+                     "TIERCC_SCALEUP must be auto, shm or emulated, got '", scaleUpAsked, "'");
+  mine.settings = concat("transport=", transportName, " scaleup=", scaleUpAsked,
+                         " shm_chunk=", params::getInt("TIERCC_SHM_CHUNK"),
+                         " allreduce_oneshot_bytes=", tuning_.allreduceOneShotBytes,
+                         " shm_copy=", params::getString("TIERCC_SHM_COPY"), " algo=", params::getString("TIERCC_ALGO"),
+                         " knomial_radix=", tuning_.knomialRadix, " tune=", tierModel_.scaleUp.describe(), "/",
+                         tierModel_.scaleOut.describe(), " probe=", params::getBool("TIERCC_TUNE_PROBE"));
+  store_->setString("rank/" + std::to_string(rank), mine.encode());
+  std::vector<RankInfo> all(size);
+  for (int r = 0; r < size; ++r) all[r] = RankInfo::decode(store_->getString("rank/" + std::to_string(r), deadline));
+  // Ranks that disagree would desynchronise or time out later: every rank stops here instead,
+  // with the same message.
+  for (int r = 1; r < size; ++r)
+    if (all[r].settings != all[0].settings)
+      fail(ErrorCode::InvalidArgument, "ranks disagree on their settings: rank 0 has '", all[0].settings, "', rank ", r,
+           " has '", all[r].settings, "' (set TIERCC_TRANSPORT, TIERCC_SHM_CHUNK, ... alike on every rank)");
+  topo_ = detectTopology(all, rank);
+
+  // Tier 0: shm when every member of the domain is on this host, else the emulated backend
+  // (memory semantics over a transport of the domain's own); TIERCC_SCALEUP may force either.
+  const int dom = topo_.domain();
+  std::vector<std::string> names;
+  std::string elsewhere;  // a member on another host, for messages
+  for (int member : topo_.members(dom)) {
+    if (all[member].hostId != mine.hostId && elsewhere.empty())
+      elsewhere = concat(topo_.nameRank(member), " is on ", all[member].hostId, ", this rank on ", mine.hostId);
+    names.push_back(topo_.nameRank(member));
+  }
+  const std::string scaleUp = scaleUpAsked != "auto" ? scaleUpAsked : elsewhere.empty() ? "shm" : "emulated";
+  if (scaleUp == "shm" && !elsewhere.empty())
+    fail(ErrorCode::NotSupported, "domain ", dom, " spans hosts (", elsewhere,
+         "): TIERCC_SCALEUP=shm needs every member on one host (use auto or emulated)");
+  TIERCC_LOG(Info, Init) << "scale-up backend of domain " << dom << ": " << scaleUp
+                         << (scaleUpAsked == "auto" ? " (auto)" : " (TIERCC_SCALEUP)");
+  ShmDomainConfig shm;
+  shm.segmentPrefix = "/tiercc-" + setup_.jobId + "-" + hashHex(setup_.prefix) + "-d" + std::to_string(dom);
+  shm.localRank = topo_.localRank();
+  shm.peerNames = names;
+  shm.windowBytes = static_cast<std::size_t>(params::getInt("TIERCC_SHM_CHUNK"));
+  TIERCC_REQUIRE_ARG(shm.windowBytes >= 4096 && shm.windowBytes % 64 == 0,
+                     "TIERCC_SHM_CHUNK must be a multiple of 64 and at least 4096, got ", shm.windowBytes);
+  shm.setupDeadline = deadline;
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  const auto onHost = std::count_if(all.begin(), all.end(), [&](const RankInfo& r) { return r.hostId == mine.hostId; });
+  shm.oversubscribed = cores > 0 && onHost > cores;
+  if (scaleUp == "emulated") {
+    EmulatedDomainConfig emu{shm.localRank, names, shm.windowBytes, timeout_};
+    PrefixStore domainStore(store_, "emu/d" + std::to_string(dom) + "/");
+    domain_ = createEmulatedDomain(transportName, domainStore, std::move(emu), deadline);
+  } else {
+    PrefixStore domainStore(store_, "shm/d" + std::to_string(dom) + "/");
+    domain_ = std::make_unique<ShmDomain>(domainStore, shm);
+  }
+
+  // Tier 1: collectives use the rail peers (same local rank, other domains); send/recv may
+  // address anyone, so every pair is connected.
+  sendSeq_.assign(size, 0);
+  recvSeq_.assign(size, 0);
+  if (size > 1) {
+    TransportSetup ts;
+    ts.rank = rank;
+    ts.worldSize = size;
+    for (int r = 0; r < size; ++r)
+      if (r != rank) ts.peers.push_back(r);
+    ts.peerName = [this](int r) { return topo_.nameRank(r); };
+    ts.deadline = deadline;
+    transport_ = createTransport(transportName, *store_, ts);
+  }
+  if (params::getBool("TIERCC_TUNE_PROBE")) {
+    const ProbeSample sample = probeTiers(topo_, *domain_, transport_.get(), scaleOutLink_->spec().paced(),
+                                          scaleUpLink_->spec().paced(), deadline);
+    tierModel_ = shareProbes(*store_, topo_, sample, tierModel_, deadline);
+    tierModelSource_ = "probed at init";
+  }
+  selector_ = std::make_unique<Selector>(shapeOf(topo_), tierModel_, algoOverrides_, tuning_.allreduceOneShotBytes);
+  scratch_.accumulate.resize(shm.windowBytes);
+  // Room for the hierarchical allreduce's two rounds in flight, each with D sub-slices that may
+  // round up by one element of up to 8 bytes.
+  scratch_.receive.resize(shm.windowBytes + 2 * 8 * static_cast<std::size_t>(topo_.numDomains()));
+}
+
+// Heartbeats go over a connection of their own: a beat must not queue behind a blocking get.
+void Communicator::Impl::startFailureDetector() {
+  const auto timeout = params::getDuration("TIERCC_HEARTBEAT_TIMEOUT");
+  if (setup_.size < 2 || timeout.count() == 0) return;
+  const auto period = std::max(params::getDuration("TIERCC_HEARTBEAT_PERIOD"), std::chrono::milliseconds(10));
+  std::shared_ptr<Store> base = setup_.baseStore;
+  if (!setup_.storeAddr.empty()) {
+    std::string host;
+    std::uint16_t port = 0;
+    parseHostPort(setup_.storeAddr, host, port);
+    base = connectTcpStore(host, port, Deadline::after(timeout_));
+  }
+  detector_ = std::make_unique<FailureDetector>(std::make_shared<PrefixStore>(base, setup_.prefix), setup_.rank,
+                                                setup_.size, period, timeout,
+                                                [this](int r, const std::string& why) { peerFailed(r, why); });
+}
+
+void Communicator::Impl::peerFailed(int rank, const std::string& why) {
+  Error e(ErrorCode::PeerFailure, concat(topo_.nameRank(rank), " ", why));
+  {
+    std::lock_guard<std::mutex> lock(statsMutex_);
+    if (brokenBy_) return;
+    brokenBy_ = std::make_exception_ptr(e);
+    broken_.store(true, std::memory_order_release);
+  }
+  TIERCC_LOG(Warn, Init) << e.what();
+  // Wake every wait of this rank; execute() then reports brokenBy_, not the wake-up.
+  domain_->abort();
+  if (transport_) transport_->abort();
+}
+
+Communicator::Impl::~Impl() {
+  try {
+    queue_.shutdown();  // finish queued work while the tiers still exist
+    detector_.reset();  // say goodbye before leaving
+    writeStatsFile();
+    exitRendezvous();
+  } catch (const std::exception& e) {
+    TIERCC_LOG(Warn, Init) << "communicator teardown: " << e.what();
+  }
+}
+
+// The rank hosting the store keeps it up until every rank has said goodbye (bounded).
+void Communicator::Impl::exitRendezvous() {
+  if (aborted_.load() || brokenBy_) return;  // peers that failed will not say goodbye
+  std::int64_t left = store_->add("exit", 1);
+  if (!setup_.hostedServer || setup_.hostedServer.use_count() > 1) return;
+  Deadline deadline = Deadline::after(std::min(timeout_, std::chrono::milliseconds(30000)));
+  while (left < setup_.size && !deadline.expired()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    left = store_->add("exit", 0);
+  }
+}
+
+TierStats Communicator::Impl::stats() const {
+  std::lock_guard<std::mutex> lock(statsMutex_);
+  return stats_;
+}
+
+void Communicator::Impl::writeStatsFile() const {
+  std::string path = params::getString("TIERCC_STATS");
+  if (path.empty()) return;
+  TierStats s = stats();
+  std::ofstream out(path, std::ios::app);
+  out << "{\"rank\":" << topo_.rank() << ",\"size\":" << topo_.size() << ",\"domain\":" << topo_.domain()
+      << ",\"local_rank\":" << topo_.localRank() << ",\"rail\":" << topo_.localRank()
+      << ",\"collectives\":" << s.collectives
+      << ",\"scaleup_bytes\":" << s.scaleUpBytes << ",\"scaleout_bytes\":" << s.scaleOutBytes
+      << ",\"scaleout_bound_bytes\":" << s.scaleOutBoundBytes << ",\"last_algorithm\":\"" << s.algorithm << "\"}\n";
+}
+
+void Communicator::Impl::abort() {
+  if (aborted_.exchange(true)) return;
+  TIERCC_LOG(Warn, Init) << "communicator aborted";
+  if (domain_) domain_->abort();
+  if (transport_) transport_->abort();
+}
+
+std::unique_ptr<Communicator::Impl> Communicator::Impl::split(int color, int key) {
+  const std::string tag = "split" + std::to_string(splitCount_++) + "/";
+  Deadline deadline = Deadline::after(timeout_);
+  store_->setString(tag + std::to_string(topo_.rank()), std::to_string(color) + " " + std::to_string(key));
+  struct Member { int key, rank; };
+  std::vector<Member> group;
+  for (int r = 0; r < topo_.size(); ++r) {
+    int c = 0, k = 0;
+    std::sscanf(store_->getString(tag + std::to_string(r), deadline).c_str(), "%d %d", &c, &k);
+    if (c == color && color >= 0) group.push_back({k, r});
+  }
+  if (color < 0) return nullptr;
+  std::stable_sort(group.begin(), group.end(), [](const Member& a, const Member& b) {
+    return a.key != b.key ? a.key < b.key : a.rank < b.rank;
+  });
+  CommSetup child;
+  child.baseStore = setup_.baseStore;
+  child.hostedServer = setup_.hostedServer;
+  child.storeAddr = setup_.storeAddr;
+  child.prefix = setup_.prefix + tag + "c" + std::to_string(color) + "/";
+  child.jobId = setup_.jobId;
+  child.size = static_cast<int>(group.size());
+  for (int i = 0; i < child.size; ++i)
+    if (group[i].rank == topo_.rank()) child.rank = i;
+  child.forcedDomain = topo_.domain();
+  return std::make_unique<Impl>(std::move(child));
+}
+
+}  // namespace tiercc
+
+// ---- public Communicator: construction and accessors ---------------------------------------
+
+namespace tiercc {
+namespace {
+
+// Rank 0 hosts the store itself when no launcher does (mpirun, torchrun, explicit init):
+// it tries to bind the address; if that fails, someone else serves it and rank 0 connects.
+std::shared_ptr<TcpStoreServer> maybeHostStore(const std::string& host, std::uint16_t port, int rank) {
+  if (rank != 0 || std::getenv("TIERCC_LOCAL_LAUNCH")) return nullptr;
+  try {
+    auto server = std::make_shared<TcpStoreServer>(host, port);
+    TIERCC_LOG(Info, Store) << "rank 0 hosts the store at " << host << ":" << port;
+    return server;
+  } catch (const Error& e) {
+    TIERCC_LOG(Info, Store) << "not hosting the store at " << host << ":" << port << " (" << e.what()
+                            << "); connecting to it";
+    return nullptr;
+  }
+}
+
+}  // namespace
+
+// Each communicator created on a store gets its own namespace: the n-th one a rank creates is
+// "tiercc/<n>/" (ranks create their communicators in the same order, as with MPI).
+static std::string rootPrefix(Store& store, int rank) {
+  return "tiercc/" + std::to_string(store.add("tiercc/generation/" + std::to_string(rank), 1)) + "/";
+}
+
+Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+std::shared_ptr<Store> makeInProcessStore() { return makeInProcessStoreImpl(); }
+
+Communicator Communicator::fromEnv() {
+  LaunchEnv env = readLaunchEnv();
+  return Communicator(env.storeAddr, env.worldSize, env.rank);
+}
+
+Communicator::Communicator(const std::string& storeAddr, int worldSize, int rank) {
+  TIERCC_REQUIRE_ARG(worldSize >= 1, "world size must be at least 1, got ", worldSize);
+  TIERCC_REQUIRE_ARG(rank >= 0 && rank < worldSize, "rank ", rank, " is not in [0, ", worldSize, ")");
+  std::string host;
+  std::uint16_t port = 0;
+  parseHostPort(storeAddr, host, port);
+  CommSetup setup;
+  setup.hostedServer = maybeHostStore(host, port, rank);
+  setup.storeAddr = storeAddr;
+  setup.baseStore = connectTcpStore(host, port, Deadline::after(params::getDuration("TIERCC_TIMEOUT")));
+  setup.prefix = rootPrefix(*setup.baseStore, rank);
+  setup.rank = rank;
+  setup.size = worldSize;
+  impl_ = std::make_unique<Impl>(std::move(setup));
+}
+
+Communicator::Communicator(std::shared_ptr<Store> store, int worldSize, int rank) {
+  TIERCC_REQUIRE_ARG(store != nullptr, "store is null");
+  TIERCC_REQUIRE_ARG(worldSize >= 1, "world size must be at least 1, got ", worldSize);
+  TIERCC_REQUIRE_ARG(rank >= 0 && rank < worldSize, "rank ", rank, " is not in [0, ", worldSize, ")");
+  CommSetup setup;
+  setup.baseStore = std::move(store);
+  setup.prefix = rootPrefix(*setup.baseStore, rank);
+  setup.rank = rank;
+  setup.size = worldSize;
+  impl_ = std::make_unique<Impl>(std::move(setup));
+}
+
+Communicator::~Communicator() = default;
+Communicator::Communicator(Communicator&&) noexcept = default;
+Communicator& Communicator::operator=(Communicator&&) noexcept = default;
+
+namespace {
+const Topology& topo(const std::unique_ptr<Communicator::Impl>& impl) {
+  if (!impl) fail(ErrorCode::InvalidArgument, "empty communicator (moved from, or split with a negative color)");
+  return impl->topology();
+}
+}  // namespace
+
+int Communicator::rank() const { return topo(impl_).rank(); }
+int Communicator::size() const { return topo(impl_).size(); }
+int Communicator::domain() const { return topo(impl_).domain(); }
+int Communicator::localRank() const { return topo(impl_).localRank(); }
+int Communicator::domainSize() const { return topo(impl_).domainSize(); }
+int Communicator::numDomains() const { return topo(impl_).numDomains(); }
+bool Communicator::valid() const { return impl_ != nullptr; }
+std::string Communicator::transportName() const {
+  topo(impl_);
+  return impl_->transportName();
+}
+
+Communicator Communicator::split(int color, int key) {
+  topo(impl_);
+  if (impl_->aborted()) fail(ErrorCode::Aborted, "split: the communicator was aborted");
+  return Communicator(impl_->split(color, key));
+}
+
+void Communicator::abort() {
+  if (impl_) impl_->abort();
+}
+
+TierStats Communicator::stats() const {
+  topo(impl_);
+  return impl_->stats();
+}
+
+std::string Communicator::tierModel() const {
+  topo(impl_);
+  return impl_->tierModelDescription();
+}
+
+}  // namespace tiercc
