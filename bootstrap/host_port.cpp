@@ -13,7 +13,7 @@ namespace {
        " (expected host:port or [ipv6]:port, port 1-65535)");
 }
 
-std::uint16_t parsePort(const std::string& text, std::string_view digits) {
+std::uint16_t parsePort(const std::string& text, std::string_view digits, bool anyPort) {
   if (digits.empty()) badAddress(text, "missing port");
   std::uint32_t port = 0;
   for (char c : digits) {
@@ -21,13 +21,13 @@ std::uint16_t parsePort(const std::string& text, std::string_view digits) {
     port = port * 10 + static_cast<std::uint32_t>(c - '0');
     if (port > 65535) badAddress(text, "port is out of range");
   }
-  if (port == 0) badAddress(text, "port 0 is not a valid store port");
+  if (port == 0 && !anyPort) badAddress(text, "port 0 is not a valid store port");
   return static_cast<std::uint16_t>(port);
 }
 
 }  // namespace
 
-void parseHostPort(const std::string& text, std::string& host, std::uint16_t& port) {
+void parseHostPort(const std::string& text, std::string& host, std::uint16_t& port, bool anyPort) {
   std::string_view view(text);
   std::string_view hostPart;
   std::string_view portPart;
@@ -46,7 +46,7 @@ void parseHostPort(const std::string& text, std::string& host, std::uint16_t& po
     if (hostPart.find(':') != std::string_view::npos) badAddress(text, "IPv6 addresses need brackets");
   }
   if (hostPart.empty()) badAddress(text, "missing host");
-  std::uint16_t parsed = parsePort(text, portPart);
+  std::uint16_t parsed = parsePort(text, portPart, anyPort);
   host = std::string(hostPart);
   port = parsed;
 }

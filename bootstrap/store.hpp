@@ -67,8 +67,9 @@ std::shared_ptr<Store> makeInProcessStoreImpl();
 std::shared_ptr<Store> connectTcpStore(const std::string& host, std::uint16_t port,
                                        Deadline connectDeadline);
 
-/// Parses "host:port" (IPv4, hostname or "[v6]:port"); InvalidArgument on anything else.
-void parseHostPort(const std::string& text, std::string& host, std::uint16_t& port);
+/// Parses "host:port" (IPv4, hostname or "[v6]:port"); InvalidArgument on anything else, port
+/// 0 included unless `anyPort` (an address to bind, where 0 asks the kernel for a free port).
+void parseHostPort(const std::string& text, std::string& host, std::uint16_t& port, bool anyPort = false);
 
 /// The TCP store server (Boost.Asio), serving on its own thread until destroyed.
 /// Binds to 127.0.0.1 unless given another address; port 0 picks a free port.

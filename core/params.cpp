@@ -19,33 +19,66 @@ const std::vector<Info> kParams = {
     {"TIERCC_DOMAIN_ID", "int", "", "this rank's scale-up domain (any integer; overrides host detection)"},
     {"TIERCC_TIMEOUT", "duration", "300s", "deadline of every blocking wait (e.g. 300s, 1500ms, 5m)"},
     {"TIERCC_HEARTBEAT_PERIOD", "duration", "1s", "how often each rank beats in the store (failure detector)"},
-    {"TIERCC_HEARTBEAT_TIMEOUT", "duration", "30s", "a rank whose heartbeat stalls this long is declared failed, naming it; 0 disables"},
+    {"TIERCC_HEARTBEAT_TIMEOUT", "duration", "30s",
+     "a rank whose heartbeat stalls this long is declared failed, naming it; 0 disables"},
     {"TIERCC_TRANSPORT", "string", "", "scale-out transport: ibverbs, ucx or tcp (default: the first that works here)"},
     {"TIERCC_SOCKET_IFADDR", "string", "127.0.0.1", "address the TCP scale-out transport listens on"},
-    {"TIERCC_IB_DEVICE", "string", "", "ibverbs: RDMA device to use (e.g. mlx5_0, rxe0; default: the first with a usable port)"},
+    {"TIERCC_IB_DEVICE", "string", "",
+     "ibverbs: RDMA device to use (e.g. mlx5_0, rxe0; default: the first with a usable port)"},
     {"TIERCC_IB_PORT", "int", "", "ibverbs: port number on the device (default: the first ACTIVE port)"},
     {"TIERCC_IB_GID_INDEX", "int", "", "ibverbs: GID table index (default: the RoCE v2 GID of an IPv4 address)"},
-    {"TIERCC_IB_TIMEOUT", "int", "14", "ibverbs: QP ack timeout exponent (4.096 us * 2^n per try; bounds dead-peer detection)"},
+    {"TIERCC_IB_TIMEOUT", "int", "14",
+     "ibverbs: QP ack timeout exponent (4.096 us * 2^n per try; bounds dead-peer detection)"},
     {"TIERCC_IB_RETRY_CNT", "int", "7", "ibverbs: QP transport retries before a send fails (0-7)"},
-    {"TIERCC_IB_EAGER_LIMIT", "int", "8192", "ibverbs: largest message sent eagerly through bounce buffers; larger ones use RDMA write rendezvous"},
+    {"TIERCC_IB_EAGER_LIMIT", "int", "8192",
+     "ibverbs: largest message sent eagerly through bounce buffers; larger ones use RDMA write rendezvous"},
     {"TIERCC_IB_CREDITS", "int", "64", "ibverbs: receive buffers posted per peer (flow-control credits)"},
     {"TIERCC_IB_MR_CACHE", "int", "64", "ibverbs: memory registrations kept in the LRU cache of registerMemory"},
-    {"TIERCC_ALLREDUCE_ONESHOT_BYTES", "int", "16384", "allreduce above this many bytes never runs one-shot; up to it, the cost model decides"},
-    {"TIERCC_ALGO", "string", "", "force algorithms, e.g. allreduce:ring,alltoall:bruck (tiercc-info --algorithms lists them); unset: the cost model chooses"},
+    {"TIERCC_ALLREDUCE_ONESHOT_BYTES", "int", "16384",
+     "allreduce above this many bytes never runs one-shot; up to it, the cost model decides"},
+    {"TIERCC_ALGO", "string", "",
+     "force algorithms, e.g. allreduce:ring,alltoall:bruck (tiercc-info --algorithms lists them); unset: the cost "
+     "model chooses"},
+    {"TIERCC_PATH", "string", "auto",
+     "how a domain's ranks reach each other's data: auto (the cost model decides), staged (through the windows), "
+     "zero_copy (symmetric buffers, mapped), cma (cross-memory attach); a forced one is taken wherever the plan and "
+     "the buffers allow it"},
     {"TIERCC_KNOMIAL_RADIX", "int", "2", "radix of the k-nomial trees (broadcast, reduce), 2..16"},
-    {"TIERCC_TUNE_SCALEUP_BW", "bandwidth", "8GB/s", "cost model: bandwidth of one rank through its domain's windows (a paced TIERCC_EMU_SCALEUP_BW wins)"},
+    {"TIERCC_TUNE_SCALEUP_BW", "bandwidth", "8GB/s",
+     "cost model: bandwidth of one rank through its domain's windows (a paced TIERCC_EMU_SCALEUP_BW wins)"},
     {"TIERCC_TUNE_SCALEUP_LATENCY", "latency", "2us", "cost model: latency of one synchronisation inside a domain"},
-    {"TIERCC_TUNE_SCALEOUT_BW", "bandwidth", "1.25GB/s", "cost model: bandwidth of one rank's transport link (a paced TIERCC_EMU_SCALEOUT_BW wins)"},
+    {"TIERCC_TUNE_SCALEOUT_BW", "bandwidth", "1.25GB/s",
+     "cost model: bandwidth of one rank's transport link (a paced TIERCC_EMU_SCALEOUT_BW wins)"},
     {"TIERCC_TUNE_SCALEOUT_LATENCY", "latency", "30us", "cost model: latency of one transport message"},
-    {"TIERCC_TUNE_PROBE", "bool", "off", "on: measure both tiers at init (a few ms) and price plans with the medians over all ranks instead of the TIERCC_TUNE_* figures (the scale-up latency stays configured)"},
-    {"TIERCC_REDUCE_ISA", "string", "auto", "reduction kernels: auto (the best this CPU runs), generic, avx2 or avx512"},
+    {"TIERCC_TUNE_LOCAL_BW", "bandwidth", "7GB/s",
+     "cost model: bandwidth of a rank's copies within its own memory (staging into its window): what a direct path "
+     "saves"},
+    {"TIERCC_TUNE_CMA_BW", "bandwidth", "2GB/s",
+     "cost model: bandwidth of a read of a domain peer's buffer through the kernel (cross-memory attach)"},
+    {"TIERCC_TUNE_CMA_LATENCY", "latency", "3us",
+     "cost model: cost of one such read (a system call that pins the pages)"},
+    {"TIERCC_TUNE_PROBE", "bool", "off",
+     "on: measure both tiers at init (a few ms) and price plans with the medians over all ranks instead of the "
+     "TIERCC_TUNE_* figures (the scale-up latency stays configured)"},
+    {"TIERCC_REDUCE_ISA", "string", "auto",
+     "reduction kernels: auto (the best this CPU runs), generic, avx2 or avx512"},
     {"TIERCC_SHM_CHUNK", "int", "4194304", "bytes per rank of the shared-memory staging window"},
-    {"TIERCC_SHM_COPY", "string", "auto", "shm copies of ordinary buffers: auto (cross-memory attach if the kernel permits it, else staged), cma (require it), staged"},
-    {"TIERCC_SCALEUP", "string", "auto", "scale-up backend: auto (shm when a domain's members share a host, else emulated), shm, or emulated (memory semantics over TIERCC_TRANSPORT)"},
-    {"TIERCC_EMU_SCALEUP_BW", "bandwidth", "", "link model: pace each rank's scale-up traffic to this bandwidth, with its unit (e.g. 9GB/s; 72Gbit/s is the same); unset: not paced"},
-    {"TIERCC_EMU_SCALEUP_LATENCY", "latency", "", "link model: latency of each scale-up step (e.g. 2us, 0); unset: none"},
-    {"TIERCC_EMU_SCALEOUT_BW", "bandwidth", "", "link model: pace each rank's scale-out sends to this bandwidth, with its unit (e.g. 1GB/s = 8Gbit/s); unset: not paced"},
-    {"TIERCC_EMU_SCALEOUT_LATENCY", "latency", "", "link model: latency of each scale-out step (e.g. 5us, 0); unset: none"},
+    {"TIERCC_SHM_COPY", "string", "auto",
+     "cross-memory attach for ordinary buffers on shm: auto (set up where the kernel permits it; the cost model "
+     "decides when to use it), cma (require it: an error where the kernel refuses), staged (never)"},
+    {"TIERCC_SCALEUP", "string", "auto",
+     "scale-up backend: auto (shm when a domain's members share a host, else emulated), shm, or emulated (memory "
+     "semantics over TIERCC_TRANSPORT)"},
+    {"TIERCC_EMU_SCALEUP_BW", "bandwidth", "",
+     "link model: pace each rank's scale-up traffic to this bandwidth, with its unit (e.g. 9GB/s; 72Gbit/s is the "
+     "same); unset: not paced"},
+    {"TIERCC_EMU_SCALEUP_LATENCY", "latency", "",
+     "link model: latency of each scale-up step (e.g. 2us, 0); unset: none"},
+    {"TIERCC_EMU_SCALEOUT_BW", "bandwidth", "",
+     "link model: pace each rank's scale-out sends to this bandwidth, with its unit (e.g. 1GB/s = 8Gbit/s); unset: not "
+     "paced"},
+    {"TIERCC_EMU_SCALEOUT_LATENCY", "latency", "",
+     "link model: latency of each scale-out step (e.g. 5us, 0); unset: none"},
     {"TIERCC_DEBUG", "string", "WARN", "log level: NONE, WARN, INFO, TRACE"},
     {"TIERCC_DEBUG_SUBSYS", "string", "ALL", "log subsystems: INIT,SHM,NET,COLL,PLAN,STORE,TUNE (^X excludes)"},
     {"TIERCC_STATS", "string", "", "file to append per-communicator tier statistics to (JSON lines) at destroy"},
@@ -103,7 +136,11 @@ std::chrono::milliseconds parseDuration(const std::string& text, const std::stri
   std::string number = text.substr(0, i), unit = trim(text.substr(i));
   char* end = nullptr;
   double v = number.empty() ? -1 : std::strtod(number.c_str(), &end);
-  double scale = unit == "ms" ? 1 : (unit.empty() || unit == "s") ? 1000 : unit == "m" ? 60000 : unit == "h" ? 3600000 : -1;
+  double scale = unit == "ms"                    ? 1
+                 : (unit.empty() || unit == "s") ? 1000
+                 : unit == "m"                   ? 60000
+                 : unit == "h"                   ? 3600000
+                                                 : -1;
   if (v < 0 || (end && *end != '\0') || scale < 0 || v * scale > 1e12)
     fail(ErrorCode::InvalidArgument, what, "='", text, "' is not a duration (examples: 300s, 1500ms, 5m)");
   return std::chrono::milliseconds(static_cast<std::int64_t>(v * scale));

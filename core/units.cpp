@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "core/errors.hpp"
 
@@ -116,7 +117,8 @@ double parseBandwidth(const std::string& input, const std::string& what) {
     fail(ErrorCode::InvalidArgument, what, "='", input, "': a bandwidth is per second: ", number, unit, "/s");
   const double bytesPerSec = value * scale * bytesPerUnit;
   if (!(bytesPerSec > 0) || !std::isfinite(bytesPerSec))
-    fail(ErrorCode::InvalidArgument, what, "='", input, "': a bandwidth must be positive (leave the "
+    fail(ErrorCode::InvalidArgument, what, "='", input,
+         "': a bandwidth must be positive (leave the "
          "parameter unset for no limit)");
   return bytesPerSec;
 }
@@ -131,8 +133,8 @@ double parseLatency(const std::string& input, const std::string& what) {
   const std::string unit = trim(text.substr(numberLen));
   if (unit.empty()) {
     if (value == 0) return 0;
-    fail(ErrorCode::InvalidArgument, what, "='", input, "': a latency needs a unit: ", number, "us, ", number,
-         "ms or ", number, "ns");
+    fail(ErrorCode::InvalidArgument, what, "='", input, "': a latency needs a unit: ", number, "us, ", number, "ms or ",
+         number, "ns");
   }
   double scale = 0;
   if (unit == "ns") scale = 1e-9;
@@ -158,6 +160,21 @@ std::string formatLatency(double seconds) {
     ++i;
   }
   return formatNumber(v) + " " + kUnits[i];
+}
+
+std::size_t parseMessageSize(const std::string& text, const std::string& what) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  const std::string unit = end ? end : "";
+  const double scale = unit.empty() || unit == "B"   ? 1
+                       : unit == "K" || unit == "KB" ? 1024.0
+                       : unit == "M" || unit == "MB" ? 1048576.0
+                       : unit == "G" || unit == "GB" ? 1073741824.0
+                                                     : -1;
+  if (text.empty() || end == text.c_str() || v < 0 || scale < 0)
+    fail(ErrorCode::InvalidArgument, what, " ", text,
+         ": expected bytes such as 8, 4K, 64M, 1G (binary, as nccl-tests)");
+  return static_cast<std::size_t>(v * scale);
 }
 
 }  // namespace tiercc::units

@@ -2,6 +2,7 @@
 // use (NICs are sold in Gbit/s, NVLink in GB/s), so a bandwidth without a unit is an error here.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace tiercc::units {
@@ -13,6 +14,10 @@ namespace tiercc::units {
 double parseBandwidth(const std::string& text, const std::string& what);
 /// Parses a latency into seconds: "500ns", "2us", "1.5ms", "1s"; "0" alone needs no unit.
 double parseLatency(const std::string& text, const std::string& what);
+
+/// Parses a message size as nccl-tests and tiercc-perf write them: "8", "8B", "4K", "64M", "1G"
+/// (binary: K = 1024); anything else throws InvalidArgument naming `what`.
+std::size_t parseMessageSize(const std::string& text, const std::string& what);
 
 /// "100 GB/s (800 Gbit/s)": bytes first, then bits, decimal prefixes.
 std::string formatBandwidth(double bytesPerSec);

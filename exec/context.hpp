@@ -1,106 +1,81 @@
-// What a collective algorithm runs on: the two tiers through their interfaces, the topology,
-// persistent scratch space, and the bookkeeping it must keep (epochs, byte counts).
+// What the executor runs plans on: the two tiers through their interfaces, the topology, the
+// scratch space a communicator keeps, and the counts it keeps per step.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "core/deadline.hpp"
-#include "core/errors.hpp"
 #include "core/link_model.hpp"
+#include "plan/plan.hpp"
 #include "plan/topology.hpp"
 #include "scaleup-emu/domain.hpp"
-#include "tiercc/types.hpp"
 #include "transport/transport.hpp"
 
 namespace tiercc {
 
-/// Domain flags as the collectives use them (each rank owns one of each).
+/// Domain flags as the executor uses them (each rank owns one of each).
 enum DomainFlag : int {
-  kFlagStaged = 0,    ///< this rank's input for the current round is in its window
-  kFlagReduced = 1,   ///< this rank's slice of the round is final, in its window
-  kFlagReleased = 2,  ///< this rank has finished reading its peers' windows for the round
+  kFlagStaged = 0,    ///< this rank's input for the round is readable (in its window, or its descriptor)
+  kFlagReduced = 1,   ///< this rank's pieces of the round are final, where its peers read them
+  kFlagReleased = 2,  ///< this rank has finished reading its peers for the round
 };
 
-/// Buffers allocated once per communicator and reused: no allocation per call.
+/// Buffers allocated once per communicator and reused: no allocation per call. Sizes:
+/// plan.hpp's accumulateBytes and receiveBytes of the window.
 struct Scratch {
-  std::vector<std::byte> accumulate;  ///< the slice being reduced (window-sized)
-  std::vector<std::byte> receive;     ///< slices arriving from other domains (window-sized)
-  /// The last round was one-shot on alternating window halves and saw every domain peer's
-  /// Staged flag: a one-shot round next may skip waiting for Released (allreduce_oneshot.cpp).
-  /// beginRound clears it.
+  std::vector<std::byte> accumulate;  ///< partials being reduced, packed messages
+  std::vector<std::byte> receive;     ///< what arrives from other ranks
+  /// The last round was one-shot on alternating buffers and saw every domain peer's Staged
+  /// flag: a one-shot round next may skip waiting for Released (one_shot.cpp). Every other
+  /// round clears it.
   bool afterOneShot = false;
-  /// ... and it staged in the mailboxes: their sequence words are valid (allreduce_oneshot.cpp).
+  /// ... and it staged in the mailboxes: their sequence words are valid (one_shot.cpp).
   bool afterMailboxOneShot = false;
 };
 
-/// Algorithm thresholds, read once per communicator (TIERCC_* parameters).
-struct Tuning {
-  std::size_t allreduceOneShotBytes = 16384;  ///< up to this size, allreduce may run one-shot
-  int knomialRadix = 2;                       ///< TIERCC_KNOMIAL_RADIX
-};
-
-class Selector;
-
-/// What one call moved, per tier, against its share of the slow-tier bound.
-struct CallStats {
+/// What one step of one call moved, and the time the executor spent in it.
+struct StepCount {
   std::uint64_t scaleUpBytes = 0;
   std::uint64_t scaleOutBytes = 0;
-  std::uint64_t scaleOutBoundBytes = 0;
-  std::string_view algorithm;    ///< the plan's algorithm name (static storage)
-  std::string_view scaleUpPath;  ///< "staged", "zero_copy" or "cma" (static storage)
+  std::uint64_t ticks = 0;  ///< of the cycle clock (core/cycle_clock.hpp)
 };
 
-struct CollContext {
+/// What one call did: the plan that ran, its steps' counts, and this rank's share of the bound.
+struct CallStats {
+  const Plan* plan = nullptr;
+  std::vector<StepCount> steps;  ///< one per plan step (capacity kept across calls)
+  std::uint64_t scaleOutBoundBytes = 0;
+};
+
+struct ExecContext {
   const Topology& topo;
   Domain& domain;
-  Transport* transport;        ///< null when there is only one domain
+  Transport* transport;  ///< null when there is only one rank
   Scratch& scratch;
-  std::uint32_t& epoch;        ///< round counter shared by the ranks of the domain
+  std::uint32_t& epoch;  ///< round counter shared by the ranks of the domain
   CallStats& stats;
-  std::uint64_t seq;           ///< this collective's sequence number (same on every rank)
-  const std::string& what;     ///< "allreduce #12", the start of every error message
-  Deadline deadline;            ///< of the current round: renewed by beginRound
-  const Tuning& tuning;
-  LinkModel* scaleUpLink = nullptr;   ///< paces tier 0 (TIERCC_EMU_SCALEUP_*); null: not paced
-  LinkModel* scaleOutLink = nullptr;  ///< paces tier 1 sends (TIERCC_EMU_SCALEOUT_*); null: not paced
+  std::uint64_t seq;                     ///< this call's sequence number (the same on every rank)
+  const std::string& what;               ///< "allreduce #12", the start of every error message
+  Deadline deadline;                     ///< of the current round: renewed by every round and flat step
+  LinkModel* scaleUpLink = nullptr;      ///< paces tier 0 (TIERCC_EMU_SCALEUP_*); null: not paced
+  LinkModel* scaleOutLink = nullptr;     ///< paces tier 1 sends (TIERCC_EMU_SCALEOUT_*); null: not paced
   std::chrono::milliseconds timeout{0};  ///< TIERCC_TIMEOUT: each round's waits get this long
-  Selector* selector = nullptr;          ///< chooses each call's algorithm (collectives/plan)
+  StepCount* current = nullptr;          ///< the step running now, which movedUp counts into
 
-  /// This rank has read `bytes` from its domain peers' windows: counts them and, with a link
-  /// model, blocks until the modelled scale-up link would have carried them.
+  /// This rank has read `bytes` from its domain peers: counts them for the current step and,
+  /// with a link model, blocks until the modelled scale-up link would have carried them.
   void movedUp(std::size_t bytes) {
-    stats.scaleUpBytes += bytes;
+    current->scaleUpBytes += bytes;
     if (scaleUpLink && bytes) scaleUpLink->charge(bytes);
   }
+  /// A fresh deadline for the waits of one round or step: a long call that keeps moving never
+  /// times out.
+  void renewDeadline() {
+    if (timeout.count() > 0) deadline = Deadline::afterCoarse(timeout);
+  }
 };
-
-/// [begin, end) of part `i` when n items are split into `parts` nearly equal parts.
-inline std::pair<std::size_t, std::size_t> partition(std::size_t n, std::size_t parts, std::size_t i) {
-  std::size_t base = n / parts, extra = n % parts;
-  std::size_t begin = i * base + std::min(i, extra);
-  return {begin, begin + base + (i < extra ? 1 : 0)};
-}
-
-// The hierarchical collectives, rail-parallel (see each file); the executor
-// (exec/executor.hpp) picks between them and the flat ones (exec/flat/). Arguments are
-// validated by the caller; in place follows NCCL's definitions.
-void allreduceHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t count,
-                           DataType dt, ReduceOp op);
-/// Latency-optimal allreduce for small messages: one exchange per tier (see allreduce_oneshot.cpp).
-void allreduceOneShot(CollContext& ctx, const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op);
-void broadcastHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t count, DataType dt,
-                           int root);
-void reduceHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t count, DataType dt,
-                        ReduceOp op, int root);
-void allgatherHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t blockCount, DataType dt);
-void reduceScatterHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t blockCount,
-                               DataType dt, ReduceOp op);
-void alltoallHierarchical(CollContext& ctx, const void* send, void* recv, std::size_t blockCount, DataType dt);
-/// Point-to-point; pairSeq numbers the messages of one (sender, receiver) pair.
-void sendPointToPoint(CollContext& ctx, const void* buf, std::size_t bytes, int peer, std::uint64_t pairSeq);
-void recvPointToPoint(CollContext& ctx, void* buf, std::size_t bytes, int peer, std::uint64_t pairSeq);
 
 }  // namespace tiercc

@@ -1,25 +1,20 @@
-// The direct round (see direct.hpp): descriptors in the mailboxes, the agreed path, reads of
-// peers' buffers and the closing barrier.
+// The direct round (see direct.hpp).
 #include "exec/direct.hpp"
 
 #include <cstring>
 
-#include "exec/round.hpp"
 #include "core/errors.hpp"
 #include "core/log.hpp"
+#include "exec/round.hpp"
 
 namespace tiercc {
 namespace {
 
-// Below this size the staged algorithms win: a direct call adds a barrier at its end (a rank's
-// buffers may be read until every peer is done), where staged calls release lazily. Measured
-// on the 2-core host (docs/performance.md): the crossover is between 16 and 64 KiB.
-constexpr std::size_t kDirectMinBytes = 32 * 1024;
-
 static_assert(sizeof(BufferDescriptor) <= Domain::kMailboxBytes);
 
 std::string describe(const CallShape& s) {
-  std::string d = concat(s.bytes, " bytes of ", toString(static_cast<DataType>(s.dt)));
+  std::string d = concat(toString(static_cast<Collective>(s.coll)), " of ", s.bytes, " bytes of ",
+                         toString(static_cast<DataType>(s.dt)));
   if (s.op >= 0) d += concat(", op ", toString(static_cast<ReduceOp>(s.op)));
   if (s.root >= 0) d += concat(", root ", s.root);
   return d;
@@ -27,25 +22,10 @@ std::string describe(const CallShape& s) {
 
 }  // namespace
 
-bool runsStaged(CollContext& ctx) {
-  ctx.stats.scaleUpPath = "staged";
-  return false;
-}
-
-bool directWorthTrying(CollContext& ctx, std::size_t bytes, std::size_t crossMemoryMinBytes) {
-  return ctx.topo.numDomains() == 1 && directWorthTryingInDomain(ctx, bytes, crossMemoryMinBytes);
-}
-
-bool directWorthTryingInDomain(CollContext& ctx, std::size_t bytes, std::size_t crossMemoryMinBytes) {
-  Domain& dom = ctx.domain;
-  if (dom.size() < 2 || bytes < kDirectMinBytes) return false;
-  const SymmetricMemory* heap = dom.symmetric();
-  return (heap && heap->liveAllocations() > 0) || (bytes >= crossMemoryMinBytes && dom.crossMemoryAttach());
-}
-
-DirectCall::DirectCall(CollContext& ctx, const CallShape& shape, const void* send, std::size_t sendBytes,
-                       const void* recv, std::size_t recvBytes)
-    : ctx_(ctx) {
+void DirectRound::agree(ExecContext& ctx, const CallShape& shape, const void* send, std::size_t sendBytes,
+                        const void* recv, std::size_t recvBytes) {
+  ctx_ = &ctx;
+  path_ = Path::Staged;
   Domain& dom = ctx.domain;
   epoch_ = beginRound(ctx);  // every peer is done with our mailbox and buffers of the last round
   BufferDescriptor d;
@@ -67,94 +47,82 @@ DirectCall::DirectCall(CollContext& ctx, const CallShape& shape, const void* sen
   d.recvAddr = reinterpret_cast<std::uintptr_t>(recv);
   std::memcpy(dom.mailbox(dom.localRank()), &d, sizeof(d));
   dom.signal(kFlagStaged, epoch_);
-  for (int p = 0; p < dom.size(); ++p) waitPeer(ctx, p, kFlagStaged, epoch_);
-  requireSameShape();
-}
-
-// Every rank sees every descriptor and compares each with local rank 0's, so every rank fails
-// with the same message, naming the same rank. A descriptor of an older epoch means its rank
-// raised Staged for a staged round instead: it decided against the direct round, which only a
-// different size (or another collective) can make it do.
-void DirectCall::requireSameShape() const {
-  const int domain = ctx_.topo.domain();
-  const BufferDescriptor first = of(0);
-  for (int p = 0; p < ctx_.domain.size(); ++p) {
-    const BufferDescriptor d = of(p);
-    const int rank = ctx_.topo.rankAt(domain, p);
-    if (d.epoch != epoch_)
-      fail(ErrorCode::InvalidArgument, ctx_.what, ": rank ", rank,
+  descriptors_.resize(static_cast<std::size_t>(dom.size()));
+  for (int p = 0; p < dom.size(); ++p) {
+    waitPeer(ctx, p, kFlagStaged, epoch_);
+    std::memcpy(&descriptors_[static_cast<std::size_t>(p)], dom.mailbox(p), sizeof(BufferDescriptor));
+  }
+  // Every rank compares every descriptor with local rank 0's, so every rank fails with the same
+  // message, naming the same rank. A descriptor of an older epoch means its rank raised Staged
+  // for a staged round instead: it planned no direct path, which only another size (or another
+  // collective) can make it do.
+  const int domain = ctx.topo.domain();
+  const BufferDescriptor& first = of(0);
+  for (int p = 0; p < dom.size(); ++p) {
+    const BufferDescriptor& other = of(p);
+    const int rank = ctx.topo.rankAt(domain, p);
+    if (other.epoch != epoch_)
+      fail(ErrorCode::InvalidArgument, ctx.what, ": rank ", rank,
            " did not take part in this call's direct round: it runs another collective or another size "
            "(every rank must pass the same count, datatype, op and root)");
-    if (!(d.shape == first.shape))
-      fail(ErrorCode::InvalidArgument, ctx_.what, ": rank ", rank, " passed ", describe(d.shape), " but rank ",
-           ctx_.topo.rankAt(domain, 0), " passed ", describe(first.shape),
+    if (!(other.shape == first.shape))
+      fail(ErrorCode::InvalidArgument, ctx.what, ": rank ", rank, " passed ", describe(other.shape), " but rank ",
+           ctx.topo.rankAt(domain, 0), " passed ", describe(first.shape),
            ": every rank must pass the same count, datatype, op and root");
   }
 }
 
-DirectPath DirectCall::decided(DirectPath path) {
-  path_ = path;
-  ctx_.stats.scaleUpPath = path == DirectPath::Symmetric     ? "zero_copy"
-                           : path == DirectPath::CrossMemory ? "cma"
-                                                             : "staged";
-  TIERCC_LOG(Trace, Coll) << ctx_.what << ": "
-                          << (path == DirectPath::Symmetric     ? "zero copy (symmetric buffers)"
-                              : path == DirectPath::CrossMemory ? "single copy (cross-memory attach)"
-                                                                : "staged (no direct path every rank can take)");
-  return path;
-}
-
-BufferDescriptor DirectCall::of(int peer) const {
-  BufferDescriptor d;
-  std::memcpy(&d, ctx_.domain.mailbox(peer), sizeof(d));
-  return d;
-}
-
-const std::byte* DirectCall::peerSend(int peer) const {
-  return ctx_.domain.symmetric()->peerAddress(peer, of(peer).send);
-}
-
-std::byte* DirectCall::peerRecv(int peer) const { return ctx_.domain.symmetric()->peerAddress(peer, of(peer).recv); }
-
-void DirectCall::copyFrom(int peer, bool fromSend, std::size_t offset, void* dst, std::size_t len) {
-  if (len == 0) return;
-  if (path_ == DirectPath::Symmetric) {
-    std::memcpy(dst, (fromSend ? peerSend(peer) : peerRecv(peer)) + offset, len);
-  } else {
-    const BufferDescriptor d = of(peer);
-    ctx_.domain.readPeer(peer, (fromSend ? d.sendAddr : d.recvAddr) + offset, dst, len);
+bool DirectRound::possible(Path path, std::uint32_t needs, int rootLocal) const {
+  using D = BufferDescriptor;
+  for (int p = 0; p < ctx_->domain.size(); ++p) {
+    const BufferDescriptor& d = of(p);
+    if ((needs & kNeedOutOfPlace) && d.has(D::kInPlace)) return false;
+    if (path == Path::CrossMemory && !d.has(D::kCrossMemory)) return false;
+    if (path != Path::ZeroCopy) continue;
+    const bool root = p == rootLocal;
+    if (((needs & kNeedSend) || ((needs & kNeedRootSend) && root)) && !d.has(D::kSendSymmetric)) return false;
+    if (((needs & kNeedRecv) || ((needs & kNeedRootRecv) && root)) && !d.has(D::kRecvSymmetric)) return false;
   }
-  ctx_.movedUp(len);
+  return true;
 }
 
-void DirectCall::copyFromSend(int peer, std::size_t offset, void* dst, std::size_t len) {
-  copyFrom(peer, true, offset, dst, len);
-}
-
-void DirectCall::copyFromRecv(int peer, std::size_t offset, void* dst, std::size_t len) {
-  copyFrom(peer, false, offset, dst, len);
-}
-
-std::uint32_t DirectCall::claimEpochs(std::uint32_t n) {
+std::uint32_t DirectRound::take(Path path, std::uint32_t rounds) {
+  path_ = path;
+  TIERCC_LOG(Trace, Coll) << ctx_->what << ": "
+                          << (path == Path::ZeroCopy ? "zero copy (symmetric buffers)"
+                                                     : "single copy (cross-memory attach)");
   const std::uint32_t first = epoch_;
-  epoch_ = first + n - 1;
-  ctx_.epoch = epoch_;
+  epoch_ = first + std::max<std::uint32_t>(rounds, 1) - 1;
+  ctx_->epoch = epoch_;
   return first;
 }
 
-void DirectCall::renewDeadline() {
-  if (ctx_.timeout.count() > 0) ctx_.deadline = Deadline::afterCoarse(ctx_.timeout);
+void DirectRound::abandon() {
+  TIERCC_LOG(Trace, Coll) << ctx_->what << ": staged (no direct path every rank can take)";
+  endRound(*ctx_, epoch_);
 }
 
-void DirectCall::finish() {
-  endRound(ctx_, epoch_);
-  renewDeadline();
-  for (int p = 0; p < ctx_.domain.size(); ++p) waitPeer(ctx_, p, kFlagReleased, epoch_);
+void DirectRound::close() {
+  endRound(*ctx_, epoch_);
+  ctx_->renewDeadline();
+  for (int p = 0; p < ctx_->domain.size(); ++p) waitPeer(*ctx_, p, kFlagReleased, epoch_);
 }
 
-void DirectCall::abandon() {
-  ctx_.stats.scaleUpPath = "staged";
-  endRound(ctx_, epoch_);
+const std::byte* DirectRound::peerSend(int peer) const {
+  return ctx_->domain.symmetric()->peerAddress(peer, of(peer).send);
+}
+
+std::byte* DirectRound::peerRecv(int peer) const { return ctx_->domain.symmetric()->peerAddress(peer, of(peer).recv); }
+
+void DirectRound::read(int peer, bool fromSend, std::size_t offset, void* dst, std::size_t len) {
+  if (len == 0) return;
+  if (path_ == Path::ZeroCopy) {
+    std::memcpy(dst, (fromSend ? peerSend(peer) : peerRecv(peer)) + offset, len);
+  } else {
+    const BufferDescriptor& d = of(peer);
+    ctx_->domain.readPeer(peer, (fromSend ? d.sendAddr : d.recvAddr) + offset, dst, len);
+  }
+  ctx_->movedUp(len);
 }
 
 }  // namespace tiercc

@@ -1,112 +1,285 @@
 // The executor (see executor.hpp).
+//
+// Fragments in flight: each new fragment runs until a step needs one of its posted (rail)
+// steps to complete; then every older fragment advances, oldest first, the oldest to its end if
+// all slots are taken, the others to their next such wait. With two slots and the allreduce's
+// steps this is: stage and reduce fragment j and post its rail reduce-scatter, finish fragment
+// j-1 (its rail allgather, publish, gather), then complete fragment j's reduce-scatter and post
+// its allgather. Every rank of a rail runs the same plan, so their posts come in the same order,
+// which is how the transport matches them.
 #include "exec/executor.hpp"
 
-#include "exec/flat/flat.hpp"
-#include "plan/selector.hpp"
+#include <array>
+
+#include "core/cycle_clock.hpp"
+#include "core/errors.hpp"
+#include "exec/steps.hpp"
 
 namespace tiercc {
 namespace {
 
-// Bytes this rank sends to other domains: the slow-tier bound of all-to-allv, which has no
-// closed form (it depends on every rank's counts).
-std::uint64_t crossDomainSendBytes(const CollContext& ctx, const CollArgs& a) {
-  std::uint64_t n = 0;
-  for (int r = 0; r < ctx.topo.size(); ++r)
-    if (ctx.topo.domainOf(r) != ctx.topo.domain()) n += a.sendCounts[r];
-  return n * dataTypeSize(a.dt);
-}
+constexpr std::uint32_t kMaxSlots = 8;
 
-void runHierarchical(CollContext& ctx, const CollArgs& a) {
-  switch (a.coll) {
-    case Collective::AllReduce:
-      return allreduceHierarchical(ctx, a.send, a.recv, a.count, a.dt, a.op);
-    case Collective::ReduceScatter:
-      return reduceScatterHierarchical(ctx, a.send, a.recv, a.count, a.dt, a.op);
-    case Collective::AllGather:
-      return allgatherHierarchical(ctx, a.send, a.recv, a.count, a.dt);
-    case Collective::Broadcast:
-      return broadcastHierarchical(ctx, a.send, a.recv, a.count, a.dt, a.root);
-    case Collective::Reduce:
-      return reduceHierarchical(ctx, a.send, a.recv, a.count, a.dt, a.op, a.root);
-    case Collective::AllToAll:
-      return alltoallHierarchical(ctx, a.send, a.recv, a.count, a.dt);
-    case Collective::Barrier: {
-      std::uint8_t token = 1, result = 0;
-      return allreduceHierarchical(ctx, &token, &result, 1, DataType::U8, ReduceOp::Max);
-    }
-    case Collective::AllToAllv:
-      break;
-  }
-  fail(ErrorCode::Internal, ctx.what, ": no hierarchical implementation of ", toString(a.coll));
-}
+// How each kind of step runs, by StepKind.
+constexpr std::array<StepRunner, 28> kRunners = {{
+    {nullptr, nullptr},                                // Agree: the executor's
+    {steps::stage, nullptr},                           // Stage
+    {steps::domainReduce, nullptr},                    // DomainReduce
+    {steps::domainPack, nullptr},                      // DomainPack
+    {steps::oneShot, nullptr},                         // OneShot
+    {steps::publish, nullptr},                         // Publish
+    {steps::domainGather, nullptr},                    // DomainGather
+    {nullptr, nullptr},                                // Close: the executor's
+    {steps::railReducePost, steps::railReduceFinish},  // RailReduce
+    {steps::railCopyPost, steps::railCopyFinish},      // RailCopy
+    {steps::localReduce, nullptr},                     // LocalReduce
+    {steps::ringReduceScatter, nullptr},               // RingReduceScatter
+    {steps::ringAllgather, nullptr},                   // RingAllgather
+    {steps::fold, nullptr},                            // Fold
+    {steps::halvingReduce, nullptr},                   // HalvingReduce
+    {steps::doublingGather, nullptr},                  // DoublingGather
+    {steps::doublingReduce, nullptr},                  // DoublingReduce
+    {steps::unfold, nullptr},                          // Unfold
+    {steps::knomialBroadcast, nullptr},                // KnomialBroadcast
+    {steps::knomialReduce, nullptr},                   // KnomialReduce
+    {steps::bruckAllgather, nullptr},                  // BruckAllgather
+    {steps::bruckRotate, nullptr},                     // BruckRotate
+    {steps::bruckAlltoall, nullptr},                   // BruckAlltoall
+    {steps::bruckPlace, nullptr},                      // BruckPlace
+    {steps::pairwise, nullptr},                        // Pairwise
+    {steps::dissemination, nullptr},                   // Dissemination
+    {steps::pointToPoint, nullptr},                    // Send
+    {steps::pointToPoint, nullptr},                    // Recv
+}};
 
-void runFlat(CollContext& ctx, const CollArgs& a, std::string_view algo) {
-  const Group g = Group::world(ctx.topo);
-  const int radix = ctx.tuning.knomialRadix;
-  switch (a.coll) {
-    case Collective::AllReduce:
-      if (algo == "ring") return ringAllreduce(ctx, g, a.send, a.recv, a.count, a.dt, a.op);
-      if (algo == "halving_doubling") return halvingDoublingAllreduce(ctx, g, a.send, a.recv, a.count, a.dt, a.op);
-      if (algo == "recursive_doubling") return recursiveDoublingAllreduce(ctx, g, a.send, a.recv, a.count, a.dt, a.op);
-      break;
-    case Collective::ReduceScatter:
-      if (algo == "ring") return ringReduceScatter(ctx, g, a.send, a.recv, a.count, a.dt, a.op);
-      break;
-    case Collective::AllGather:
-      if (algo == "ring") return ringAllgather(ctx, g, a.send, a.recv, a.count, a.dt);
-      if (algo == "bruck") return bruckAllgather(ctx, g, a.send, a.recv, a.count, a.dt);
-      break;
-    case Collective::Broadcast:
-      if (algo == "knomial") return knomialBroadcast(ctx, g, a.send, a.recv, a.count, a.dt, a.root, radix);
-      break;
-    case Collective::Reduce:
-      if (algo == "knomial") return knomialReduce(ctx, g, a.send, a.recv, a.count, a.dt, a.op, a.root, radix);
-      break;
-    case Collective::AllToAll:
-      if (algo == "pairwise") return pairwiseAlltoall(ctx, g, a.send, a.recv, a.count, a.dt);
-      if (algo == "bruck") return bruckAlltoall(ctx, g, a.send, a.recv, a.count, a.dt);
-      break;
-    case Collective::AllToAllv:
-      if (algo == "pairwise") {
-        pairwiseAlltoallv(ctx, g, a.send, a.sendCounts, a.sendDispls, a.recv, a.recvCounts, a.recvDispls, a.dt);
-        ctx.stats.scaleOutBoundBytes += crossDomainSendBytes(ctx, a);
-        return;
+class Pipeline {
+ public:
+  Pipeline(Call& call, std::uint32_t firstEpoch)
+      : c_(call),
+        steps_(call.plan.steps),
+        firstEpoch_(firstEpoch),
+        begin_(call.plan.fragmentSteps.first),
+        end_(call.plan.fragmentSteps.second) {}
+
+  /// Runs the plan's steps from `first` (earlier ones ran already).
+  void run(std::size_t first) {
+    for (std::size_t i = first; i < begin_; ++i) runOnce(i);
+    const Plan& plan = c_.plan;
+    if (plan.slots > kMaxSlots) fail(ErrorCode::Internal, c_.ctx.what, ": ", plan.slots, " fragments in flight");
+    if (plan.slots == 1) {  // one fragment at a time, each to its end
+      Fragment f;
+      for (std::uint32_t j = 0; j < plan.fragments; ++j) {
+        start(f, j);
+        segment(f, false, true);
       }
+    } else {
+      pipelined();
+    }
+    for (std::size_t i = end_; i < steps_.size(); ++i) runOnce(i);
+  }
+
+ private:
+  void pipelined() {
+    const Plan& plan = c_.plan;
+    std::array<Fragment, kMaxSlots> inflight;
+    std::uint32_t oldest = 0, live = 0;  // inflight[(oldest + i) % slots] for i < live, oldest first
+    auto at = [&](std::uint32_t i) -> Fragment& { return inflight[(oldest + i) % plan.slots]; };
+    // Advances fragment i (see the top of this file); a fragment that is done must be the oldest.
+    auto advance = [&](std::uint32_t i, bool resume, bool toEnd) {
+      if (!segment(at(i), resume, toEnd)) return false;
+      if (i != 0) fail(ErrorCode::Internal, c_.ctx.what, ": fragment ", at(i).index, " ended before an older one");
+      oldest = (oldest + 1) % plan.slots;
+      --live;
+      return true;
+    };
+    for (std::uint32_t j = 0; j < plan.fragments; ++j) {
+      start(at(live++), j);
+      if (advance(live - 1, false, false)) continue;
+      for (std::uint32_t i = 0; i < live;)
+        if (!advance(i, true, i == 0 && live == plan.slots)) ++i;
+    }
+    while (live > 0) advance(0, true, true);
+  }
+
+  void start(Fragment& f, std::uint32_t index) {
+    const Plan& plan = c_.plan;
+    f = Fragment{};  // every field zero
+    f.index = index;
+    f.offset = static_cast<std::size_t>(index) * plan.fragmentCount;
+    f.count = std::min(plan.fragmentCount, plan.count - f.offset);
+    f.slot = index % plan.slots;
+    f.next = begin_;
+    switch (plan.rounds) {
+      case Rounds::PerFragment:  // the first waits for everything before the call, later ones for their slot
+        f.epoch = beginRound(c_.ctx, index == 0 ? 1 : plan.slots);
+        break;
+      case Rounds::Direct:
+        f.epoch = firstEpoch_ + index;
+        c_.ctx.renewDeadline();
+        break;
+      case Rounds::None:
+      case Rounds::InStep:
+        break;
+    }
+  }
+
+  // Runs f's steps in order until one depends on a step still posted: there it stops, unless
+  // `resume` (it waits once, for what it stopped on) or `toEnd` (it waits whenever it must).
+  // Returns true when f is done.
+  [[gnu::always_inline]] bool segment(Fragment& f, bool resume, bool toEnd) {
+    while (f.next < end_) {
+      const Step& st = steps_[f.next];
+      const std::uint64_t blocking = f.next < 64 ? st.after & f.posted : f.posted;
+      if (blocking) {
+        if (!resume && !toEnd) return false;
+        finish(f, blocking);
+        resume = false;
+      }
+      runStep(f, f.next);
+      ++f.next;
+    }
+    if (f.posted) {
+      if (!resume && !toEnd) return false;
+      finish(f, f.posted);
+    }
+    if (c_.plan.rounds == Rounds::PerFragment) endRound(c_.ctx, f.epoch);
+    return true;
+  }
+
+  [[gnu::always_inline]] void runStep(Fragment& f, std::size_t i) {
+    const StepRunner& runner = runnerFor(steps_[i].kind);
+    timed(i, [&] { runner.run(c_, steps_[i], f); });
+    if (runner.finish) f.posted |= std::uint64_t(1) << (i < 64 ? i : 63);
+  }
+
+  void finish(Fragment& f, std::uint64_t mask) {
+    for (std::size_t i = begin_; i < end_ && mask; ++i) {
+      const std::uint64_t bit = std::uint64_t(1) << (i < 64 ? i : 63);
+      if (!(mask & bit)) continue;
+      timed(i, [&] { runnerFor(steps_[i].kind).finish(c_, steps_[i], f); });
+      f.posted &= ~bit;
+      mask &= ~bit;
+    }
+  }
+
+  void runOnce(std::size_t i) {
+    Fragment whole{};
+    whole.count = c_.plan.count;
+    const StepKind kind = steps_[i].kind;
+    if (kind == StepKind::Agree) return;  // the executor agreed before running the plan
+    timed(i, [&] {
+      if (kind == StepKind::Close) return c_.state.direct.close();
+      runnerFor(kind).run(c_, steps_[i], whole);
+    });
+  }
+
+  template <class F>
+  void timed(std::size_t i, F&& f) {
+    StepCount& counts = c_.ctx.stats.steps[i];
+    c_.ctx.current = &counts;
+    c_.step = i;
+    const std::uint64_t before = cycles::now();
+    f();
+    counts.ticks += cycles::now() - before;
+  }
+
+  Call& c_;
+  const std::vector<Step>& steps_;
+  std::uint32_t firstEpoch_;
+  std::size_t begin_, end_;  // the steps run per fragment: [begin_, end_)
+};
+
+// What the descriptors say of this call: its shape, and the buffers peers may read.
+void agree(ExecContext& ctx, ExecState& state, const Plan& plan, const CallArgs& a) {
+  const int n = ctx.topo.size();
+  const bool reduces =
+      plan.coll == Collective::AllReduce || plan.coll == Collective::ReduceScatter || plan.coll == Collective::Reduce;
+  const bool rooted = plan.coll == Collective::Broadcast || plan.coll == Collective::Reduce;
+  const CallShape shape{plan.bytes, static_cast<int>(plan.coll), static_cast<int>(a.dt),
+                        reduces ? static_cast<int>(a.op) : -1, rooted ? a.root : -1};
+  const std::size_t bytes = plan.count * dataTypeSize(a.dt), isRoot = ctx.topo.rank() == a.root;
+  std::size_t sendBytes = bytes, recvBytes = bytes;
+  switch (plan.coll) {
+    case Collective::ReduceScatter:
+      sendBytes = bytes * n;
       break;
-    case Collective::Barrier:
-      if (algo == "dissemination") return disseminationBarrier(ctx, g);
+    case Collective::AllGather:
+      recvBytes = bytes * n;
+      break;
+    case Collective::AllToAll:
+      sendBytes = recvBytes = bytes * n;
+      break;
+    case Collective::Broadcast:
+      sendBytes = isRoot ? bytes : 0;
+      break;
+    case Collective::Reduce:
+      recvBytes = isRoot ? bytes : 0;
+      break;
+    default:
       break;
   }
-  fail(ErrorCode::Internal, ctx.what, ": no implementation of ", toString(a.coll), ":", algo);
+  state.direct.agree(ctx, shape, sendBytes ? a.send : nullptr, sendBytes, recvBytes ? a.recv : nullptr, recvBytes);
+}
+
+void runPlan(ExecContext& ctx, ExecState& state, const Choice& choice, const Plan& plan, const CallArgs& args,
+             std::size_t first, std::uint32_t firstEpoch) {
+  CallStats& stats = ctx.stats;
+  stats.plan = &plan;
+  if (stats.steps.size() != plan.steps.size()) stats.steps.resize(plan.steps.size());
+  for (StepCount& n : stats.steps) n = StepCount{};
+  Call call(ctx, state, plan, args);
+  if (!plan.unfit.empty()) fail(ErrorCode::NotSupported, ctx.what, ": ", plan.unfit);
+  Pipeline(call, firstEpoch).run(first);
+  // This rank's share of the bound; for all-to-allv, what this rank's counts send across.
+  stats.scaleOutBoundBytes = choice.boundShare;
+  if (plan.coll == Collective::AllToAllv)
+    for (int peer = 0; peer < ctx.topo.size(); ++peer)
+      if (ctx.topo.domainOf(peer) != ctx.topo.domain())
+        stats.scaleOutBoundBytes += args.sendCounts[peer] * dataTypeSize(args.dt);
 }
 
 }  // namespace
 
-void runCollective(CollContext& ctx, const CollArgs& a) {
-  Request req;
-  req.coll = a.coll;
-  req.count = a.count;
-  req.dt = a.dt;
-  req.root = a.root;
-  req.radix = ctx.tuning.knomialRadix;
-  req.windowBytes = ctx.domain.windowBytes();
-  if (a.coll == Collective::AllToAllv) {
-    // Every rank must price the same request: the selector sees the job's shape, not the
-    // counts, which differ per rank.
-    req.count = 0;
+const StepRunner& runnerFor(StepKind kind) { return kRunners[static_cast<int>(kind)]; }
+
+void execute(ExecContext& ctx, ExecState& state, const Choice& choice, const CallArgs& args) {
+  const Plan& first = choice.plans.front();
+  if (choice.plans.size() == 1) return runPlan(ctx, state, choice, first, args, 0, 0);
+  // A direct path first: agree on the one every rank of the domain can take.
+  agree(ctx, state, first, args);
+  const int rootLocal = args.root >= 0 && args.root < ctx.topo.size() ? ctx.topo.localRankOf(args.root) : -1;
+  for (const Plan& plan : choice.plans) {
+    if (plan.path == Path::Staged) break;
+    if (!state.direct.possible(plan.path, plan.directNeeds, rootLocal)) continue;
+    const std::uint32_t firstEpoch = state.direct.take(plan.path, plan.fragments);
+    return runPlan(ctx, state, choice, plan, args, 1, firstEpoch);  // step 0, Agree, is done
   }
-  if (a.coll == Collective::Barrier) req.dt = DataType::U8;
-  const std::string_view algo = ctx.selector->choose(req);
-  ctx.stats.algorithm = algo;
-  if (algo == "hierarchical") return runHierarchical(ctx, a);
-  if (algo == "one_shot") {
-    if (a.coll == Collective::Barrier) {
-      std::uint8_t token = 1, result = 0;
-      return allreduceOneShot(ctx, &token, &result, 1, DataType::U8, ReduceOp::Max);
-    }
-    return allreduceOneShot(ctx, a.send, a.recv, a.count, a.dt, a.op);
-  }
-  runFlat(ctx, a, algo);
+  state.direct.abandon();
+  runPlan(ctx, state, choice, choice.staged(), args, 0, 0);
+}
+
+Call::Call(ExecContext& context, ExecState& execState, const Plan& p, const CallArgs& a)
+    : ctx(context),
+      state(execState),
+      plan(p),
+      args(a),
+      es(p.elementBytes),
+      me(context.topo.localRank()),
+      k(context.topo.domainSize()),
+      rails(context.topo.minDomainSize()),
+      rootLocal(p.root >= 0 && (p.coll == Collective::Broadcast || p.coll == Collective::Reduce)
+                    ? context.topo.localRankOf(a.root)
+                    : -1) {}
+
+TransferBatch& Call::postedBatch(const Fragment& f) { return *state.batches[f.slot * plan.steps.size() + step]; }
+
+TransferBatch& Call::newBatch(const Fragment& f) {
+  const std::size_t at = f.slot * plan.steps.size() + step;
+  if (state.batches.size() <= at) state.batches.resize(at + 1);
+  if (!state.batches[at]) state.batches[at] = std::make_unique<TransferBatch>();
+  TransferBatch& batch = *state.batches[at];
+  batch.begin(ctx, ctx.stats.steps[step]);
+  return batch;
 }
 
 }  // namespace tiercc

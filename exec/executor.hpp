@@ -1,32 +1,16 @@
-// The executor: runs a collective by the algorithm the selector chose for it, on the real
-// tiers. Hierarchical algorithms are fused implementations (collectives/*.cpp) that run
-// their plan's three steps round by round through the domain windows; flat ones run their
-// pattern over the transport (exec/flat/).
+// The executor: runs any plan on the two tiers. It walks the plan's steps fragment by fragment,
+// keeping Plan::slots fragments in flight so that one fragment's domain steps (tier 0) run while
+// another's rail transfers (tier 1) are on the wire; it runs the domain's round protocol, gives
+// every wait a deadline, and counts what each step moved and how long it took. With a choice of
+// paths it first agrees with the domain on the one every rank can take.
 #pragma once
 
-#include "exec/context.hpp"
-#include "plan/plan.hpp"
+#include "exec/call.hpp"
+#include "plan/selector.hpp"
 
 namespace tiercc {
 
-/// One collective call, as the public API received it (validated).
-struct CollArgs {
-  Collective coll = Collective::AllReduce;
-  const void* send = nullptr;
-  void* recv = nullptr;
-  std::size_t count = 0;  ///< as in Request::count
-  DataType dt = DataType::F32;
-  ReduceOp op = ReduceOp::Sum;
-  int root = 0;
-  // alltoallv only: element counts and displacements per rank
-  const std::size_t* sendCounts = nullptr;
-  const std::size_t* sendDispls = nullptr;
-  const std::size_t* recvCounts = nullptr;
-  const std::size_t* recvDispls = nullptr;
-};
-
-/// Chooses the algorithm (ctx.selector, TIERCC_ALGO) and runs it; records its name in
-/// ctx.stats.algorithm.
-void runCollective(CollContext& ctx, const CollArgs& args);
+/// Runs `choice` for `args`, recording in ctx.stats the plan that ran and its steps' counts.
+void execute(ExecContext& ctx, ExecState& state, const Choice& choice, const CallArgs& args);
 
 }  // namespace tiercc

@@ -1,26 +1,32 @@
 // The cost model: prices a plan in seconds, step by step, as latency x latencySteps +
-// busiestBytes / bandwidth of the link kind that paces the step (the alpha-beta model; link
-// sharing is already in busiestBytes, which counts every flow on the busiest link).
+// busiestBytes / bandwidth of the link that carries the step (the alpha-beta model; link
+// sharing is already in busiestBytes, which counts every flow on the busiest link), plus what
+// the busiest rank copies in its own memory and, on the cross-memory path, its system calls.
+// The selector and tiercc-sim call the same price(); nothing else prices a plan.
 #pragma once
 
 #include <vector>
 
-#include "plan/plan.hpp"
 #include "core/link_model.hpp"
+#include "plan/plan.hpp"
 
 namespace tiercc {
 
 /// What the links of a cluster do, per rank and direction.
 struct TierModel {
-  LinkSpec scaleUp;          ///< through the domain's shared windows (NVLink; here: memory)
-  LinkSpec scaleOut;         ///< over the transport, across domains (the NIC)
-  LinkSpec transportInside;  ///< over the transport between ranks of one domain: in tiercc's
-                             ///< runtime the same kind of connection as scale-out; a cluster
-                             ///< model (tiercc-sim) sets it to scaleUp, as NCCL would ride NVLink
-  /// The link that carries `step`.
+  LinkSpec scaleUp;              ///< through the domain's windows or peers' mapped buffers (NVLink; here: memory)
+  LinkSpec scaleOut;             ///< over the transport, across domains (the NIC)
+  LinkSpec transportInside;      ///< over the transport between ranks of one domain: in tiercc's
+                                 ///< runtime the same kind of connection as scale-out; a cluster
+                                 ///< model (tiercc-sim) sets it to scaleUp, as NCCL would ride NVLink
+  LinkSpec local;                ///< copies within a rank's own memory (staging); 0: free
+  LinkSpec crossMemory;          ///< reads of peers' buffers through the kernel: latency per call
+  double fabricBytesPerSec = 0;  ///< all scale-out traffic together (a cluster's fabric); 0: no limit
+
+  /// The link whose bandwidth paces `step`.
   const LinkSpec& linkFor(const Step& step) const;
-  /// From TIERCC_TUNE_SCALE{UP,OUT}_{BW,LATENCY}, or the TIERCC_EMU_* pacing when it is set
-  /// (a paced tier is as fast as its pacing says).
+  /// From TIERCC_TUNE_*, or the TIERCC_EMU_* pacing where it is set (a paced tier is as fast
+  /// as its pacing says).
   static TierModel fromParams();
 };
 
@@ -29,6 +35,8 @@ struct Price {
   std::vector<double> stepSeconds;
 };
 
+/// The time of one step, and of a plan (Plan::combine of its steps').
+double stepSeconds(const Step& step, const TierModel& model);
 Price price(const Plan& plan, const TierModel& model);
 
 }  // namespace tiercc

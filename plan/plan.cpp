@@ -1,31 +1,82 @@
-// Plan basics: shapes, names, the slow-tier bound, and the registry of algorithms.
+// Plan basics: names, shapes, a plan's totals and description, and the slow-tier bound.
 #include "plan/plan.hpp"
 
 #include <algorithm>
 #include <array>
 #include <sstream>
 
-#include "plan/builders.hpp"
-#include "core/errors.hpp"
 #include "plan/topology.hpp"
 
 namespace tiercc {
 namespace {
 
-constexpr std::array<const char*, kNumCollectives> kNames = {"allreduce", "reduce_scatter", "allgather", "broadcast",
-                                                             "reduce",    "alltoall",       "alltoallv", "barrier"};
+constexpr std::array<const char*, kNumCollectives> kCollectives = {
+    "allreduce", "reduce_scatter", "allgather", "broadcast", "reduce",
+    "alltoall",  "alltoallv",      "barrier",   "send",      "recv"};
+constexpr std::array<const char*, kNumAlgorithms> kAlgorithms = {
+    "hierarchical", "one_shot", "ring",     "halving_doubling", "recursive_doubling",
+    "knomial",      "bruck",    "pairwise", "dissemination",    "point_to_point"};
 
-}  // namespace
-
-const char* toString(Collective c) { return kNames[static_cast<int>(c)]; }
-
-bool parseCollective(const std::string& name, Collective& out) {
-  for (int i = 0; i < kNumCollectives; ++i)
-    if (name == kNames[i]) {
-      out = static_cast<Collective>(i);
+template <class Enum, std::size_t N>
+bool parseName(const std::array<const char*, N>& names, const std::string& name, Enum& out) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (name == names[i]) {
+      out = static_cast<Enum>(i);
       return true;
     }
   return false;
+}
+
+}  // namespace
+
+const char* toString(Collective c) { return kCollectives[static_cast<int>(c)]; }
+bool parseCollective(const std::string& name, Collective& out) { return parseName(kCollectives, name, out); }
+const char* toString(Algorithm a) { return kAlgorithms[static_cast<int>(a)]; }
+bool parseAlgorithm(const std::string& name, Algorithm& out) { return parseName(kAlgorithms, name, out); }
+const char* toString(Tier t) { return t == Tier::ScaleOut ? "scale-out" : "scale-up"; }
+const char* toString(Group g) {
+  static constexpr std::array<const char*, 5> kGroups = {"self", "domain", "rail", "world", "pair"};
+  return kGroups[static_cast<int>(g)];
+}
+const char* toString(Path p) {
+  static constexpr std::array<const char*, kNumPaths> kPaths = {"staged", "zero_copy", "cma"};
+  return kPaths[static_cast<int>(p)];
+}
+const char* toString(Buffer b) {
+  static constexpr std::array<const char*, 8> kBuffers = {"-",       "send",     "recv",        "window",
+                                                          "scratch", "arrivals", "peers' send", "peers' recv"};
+  return kBuffers[static_cast<int>(b)];
+}
+const char* toString(StepKind k) {
+  static constexpr std::array<const char*, 28> kKinds = {"agree",
+                                                         "stage",
+                                                         "domain-reduce",
+                                                         "domain-pack",
+                                                         "one-shot",
+                                                         "publish",
+                                                         "domain-gather",
+                                                         "close",
+                                                         "rail-reduce",
+                                                         "rail-copy",
+                                                         "local-reduce",
+                                                         "ring-reduce-scatter",
+                                                         "ring-allgather",
+                                                         "fold",
+                                                         "halving-reduce",
+                                                         "doubling-gather",
+                                                         "doubling-reduce",
+                                                         "unfold",
+                                                         "knomial-broadcast",
+                                                         "knomial-reduce",
+                                                         "bruck-allgather",
+                                                         "bruck-rotate",
+                                                         "bruck-alltoall",
+                                                         "bruck-place",
+                                                         "pairwise",
+                                                         "dissemination",
+                                                         "send",
+                                                         "recv"};
+  return kKinds[static_cast<int>(k)];
 }
 
 int Shape::minDomainSize() const {
@@ -64,12 +115,14 @@ std::uint64_t Plan::scaleOutBytes() const {
 
 std::string Plan::describe() const {
   std::ostringstream out;
-  out << toString(coll) << " " << bytes << " B, " << algorithm << ": scale-out " << scaleOutBytes() << " B (bound "
-      << boundBytes << " B), scale-up " << scaleUpBytes() << " B";
-  if (pipelinedRounds > 1) out << ", " << pipelinedRounds << " rounds, two in flight (the tiers overlap)";
+  out << toString(coll) << " " << bytes << " B, " << toString(algorithm) << " (" << toString(path) << "): " << fragments
+      << (fragments == 1 ? " fragment" : " fragments") << " of " << fragmentCount << " elements"
+      << (slots > 1 ? ", " + std::to_string(slots) + " in flight (the tiers overlap)" : std::string()) << "; scale-out "
+      << scaleOutBytes() << " B (bound " << boundBytes << " B), scale-up " << scaleUpBytes() << " B";
   for (const Step& s : steps)
-    out << "\n  " << (s.tier == Tier::ScaleOut ? "[out] " : "[up]  ") << s.what << ": " << s.latencySteps
-        << " latency steps, busiest link " << static_cast<std::uint64_t>(s.busiestBytes) << " B";
+    out << "\n  [" << (s.tier == Tier::ScaleOut ? "out" : "up ") << "] " << toString(s.kind) << " ("
+        << toString(s.group) << "): " << s.what << "; " << s.latencySteps << " latency steps, busiest link "
+        << static_cast<std::uint64_t>(s.busiestBytes) << " B";
   return out.str();
 }
 
@@ -77,8 +130,8 @@ double Plan::combine(const std::vector<double>& stepSeconds) const {
   double up = 0, out = 0;
   for (std::size_t i = 0; i < steps.size() && i < stepSeconds.size(); ++i)
     (steps[i].tier == Tier::ScaleOut ? out : up) += stepSeconds[i];
-  if (pipelinedRounds <= 1) return up + out;
-  return std::max(up, out) + std::min(up, out) / pipelinedRounds;
+  if (slots <= 1 || fragments <= 1) return up + out;
+  return std::max(up, out) + std::min(up, out) / fragments;
 }
 
 std::uint64_t slowTierBound(const Request& req, const Shape& shape) {
@@ -98,96 +151,25 @@ std::uint64_t slowTierBound(const Request& req, const Shape& shape) {
       for (int k : shape.domainSizes) cross += static_cast<std::uint64_t>(k) * (N - k);
       return cross * elementBytes;
     }
-    case Collective::AllToAllv:  // depends on the counts, which only the ranks know
+    case Collective::AllToAllv: {
+      // A whole matrix, or one rank's row (Request::root is then that rank): what crosses.
+      if (!req.alltoallvBytes) return 0;
+      const std::vector<std::uint64_t>& m = *req.alltoallvBytes;
+      const bool row = m.size() == N;
+      std::uint64_t cross = 0;
+      for (std::size_t at = 0; at < m.size(); ++at) {
+        const std::size_t from = row ? static_cast<std::size_t>(req.root) : at / N, to = at % N;
+        if (shape.domainOf[from] != shape.domainOf[to]) cross += m[at];
+      }
+      return cross;
+    }
+    case Collective::Send:
+      return shape.domainOf[req.root] != shape.domainOf[req.peer] ? elementBytes : 0;
+    case Collective::Recv:  // the sender counts the message
     case Collective::Barrier:
       return 0;
   }
   return 0;
 }
-
-const std::vector<std::string>& algorithmsFor(Collective c) {
-  static const std::array<std::vector<std::string>, kNumCollectives> kAlgorithms = {{
-      {"hierarchical", "one_shot", "ring", "halving_doubling", "recursive_doubling"},  // allreduce
-      {"hierarchical", "ring"},                                                        // reduce_scatter
-      {"hierarchical", "ring", "bruck"},                                               // allgather
-      {"hierarchical", "knomial"},                                                     // broadcast
-      {"hierarchical", "knomial"},                                                     // reduce
-      {"hierarchical", "pairwise", "bruck"},                                           // alltoall
-      {"pairwise"},                                                                    // alltoallv
-      {"one_shot", "hierarchical", "dissemination"},                                   // barrier
-  }};
-  return kAlgorithms[static_cast<int>(c)];
-}
-
-std::string unsupportedReason(const std::string& algorithm, const Request& req, const Shape& shape) {
-  const auto& known = algorithmsFor(req.coll);
-  if (std::find(known.begin(), known.end(), algorithm) == known.end()) {
-    std::string list;
-    for (const auto& a : known) list += (list.empty() ? "" : ", ") + a;
-    return concat(toString(req.coll), " has no algorithm '", algorithm, "' (it has: ", list, ")");
-  }
-  if (algorithm == "one_shot") {
-    const std::size_t bytes = req.coll == Collective::Barrier ? 1 : req.count * dataTypeSize(req.dt);
-    const std::size_t domains = std::max(1, shape.numDomains());
-    if (!shape.uniform()) return "one_shot needs domains of equal size (every rank needs a rail peer)";
-    if (bytes * domains > req.windowBytes)
-      return concat("one_shot needs the ", domains, " domain results of ", bytes, " B to fit the window (",
-                    req.windowBytes, " B)");
-  }
-  return "";
-}
-
-Plan buildPlan(const std::string& algorithm, const Request& req, const Shape& shape) {
-  Plan plan;
-  plan.coll = req.coll;
-  plan.algorithm = algorithm;
-  plan.boundBytes = slowTierBound(req, shape);
-  const std::size_t es = dataTypeSize(req.dt);
-  switch (req.coll) {
-    case Collective::AllReduce:
-    case Collective::Broadcast:
-    case Collective::Reduce:
-      plan.bytes = req.count * es;
-      break;
-    case Collective::ReduceScatter:
-    case Collective::AllGather:
-    case Collective::AllToAll:
-      plan.bytes = req.count * es * shape.size();
-      break;
-    case Collective::AllToAllv:
-      plan.bytes = req.totalBytes;
-      break;
-    case Collective::Barrier:
-      plan.bytes = 0;
-      break;
-  }
-  if (shape.size() <= 1) return plan;  // nothing moves
-  plans::build(plan, algorithm, req, shape);
-  // These move data inside a domain through its windows, not over the transport.
-  if (algorithm == "hierarchical" || algorithm == "one_shot")
-    for (Step& st : plan.steps) st.overTransport = st.tier == Tier::ScaleOut;
-  return plan;
-}
-
-namespace plans {
-
-void build(Plan& plan, const std::string& algorithm, const Request& req, const Shape& shape) {
-  switch (req.coll) {
-    case Collective::AllReduce:
-      return allreduce(plan, algorithm, req, shape);
-    case Collective::ReduceScatter:
-    case Collective::AllGather:
-      return reduceScatterOrAllgather(plan, algorithm, req, shape);
-    case Collective::Broadcast:
-    case Collective::Reduce:
-      return rooted(plan, algorithm, req, shape);
-    case Collective::AllToAll:
-    case Collective::AllToAllv:
-    case Collective::Barrier:
-      return alltoallOrBarrier(plan, algorithm, req, shape);
-  }
-}
-
-}  // namespace plans
 
 }  // namespace tiercc

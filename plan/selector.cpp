@@ -1,11 +1,11 @@
 // The selector (see selector.hpp).
 #include "plan/selector.hpp"
 
-#include <algorithm>
 #include <sstream>
 
 #include "core/errors.hpp"
 #include "core/log.hpp"
+#include "plan/registry.hpp"
 
 namespace tiercc {
 namespace {
@@ -30,66 +30,101 @@ AlgoOverrides parseAlgoOverrides(const std::string& spec) {
                        "' is not collective:algorithm (e.g. allreduce:ring; collectives: ", collectiveNames(), ")");
     TIERCC_REQUIRE_ARG(parseCollective(item.substr(0, colon), c), "TIERCC_ALGO: unknown collective '",
                        item.substr(0, colon), "' (valid: ", collectiveNames(), ")");
-    Request probe;
-    probe.coll = c;
-    const std::string algo = item.substr(colon + 1);
-    if (algo == "auto") continue;
-    const auto& known = algorithmsFor(c);
-    if (std::find(known.begin(), known.end(), algo) == known.end())
-      fail(ErrorCode::InvalidArgument, "TIERCC_ALGO: ", unsupportedReason(algo, probe, Shape{}));
-    out[static_cast<int>(c)] = algo;
+    const std::string name = item.substr(colon + 1);
+    if (name == "auto") continue;
+    const std::string why = unknownAlgorithmReason(c, name);
+    if (!why.empty()) fail(ErrorCode::InvalidArgument, "TIERCC_ALGO: ", why);
+    Algorithm a;
+    parseAlgorithm(name, a);
+    out[static_cast<int>(c)] = a;
   }
   return out;
 }
 
-Selector::Selector(Shape shape, TierModel model, AlgoOverrides overrides, std::size_t oneShotLimitBytes)
+std::optional<Path> parsePathOverride(const std::string& spec) {
+  if (spec.empty() || spec == "auto") return std::nullopt;
+  for (int p = 0; p < kNumPaths; ++p)
+    if (spec == toString(static_cast<Path>(p))) return static_cast<Path>(p);
+  fail(ErrorCode::InvalidArgument, "TIERCC_PATH: '", spec, "' is not auto, staged, zero_copy or cma");
+}
+
+Selector::Selector(Shape shape, TierModel model, AlgoOverrides overrides, std::size_t oneShotLimitBytes, RankView view)
     : shape_(std::move(shape)),
       model_(model),
-      overrides_(std::move(overrides)),
-      oneShotLimitBytes_(oneShotLimitBytes) {}
+      overrides_(overrides),
+      oneShotLimitBytes_(oneShotLimitBytes),
+      view_(view) {}
 
-std::string_view Selector::choose(const Request& req) {
-  const Key key{static_cast<int>(req.coll), req.count * dataTypeSize(req.dt), req.root, req.radix, req.totalBytes};
-  if (last_ && last_->first == key) return last_->second;
+const Choice& Selector::choose(const Request& req, bool symmetricLive) {
+  const Key key{req.coll, req.dt, symmetricLive, req.root, req.peer, req.count, req.totalBytes};
+  if (last_ && lastKey_ == key) return *last_;
   auto it = cache_.find(key);
   if (it == cache_.end()) {
     if (cache_.size() > 4096) cache_.clear();  // bounded: sweeps over many sizes do not grow it
-    it = cache_.emplace(key, decide(req)).first;
+    it = cache_.emplace(key, build(req, symmetricLive)).first;
   }
-  last_.emplace(key, it->second);
-  return it->second;
+  last_ = &it->second;
+  lastKey_ = key;
+  return *last_;
 }
 
-std::string_view Selector::decide(const Request& req) const {
-  const std::string& forced = overrides_[static_cast<int>(req.coll)];
-  if (!forced.empty()) {
-    const std::string why = unsupportedReason(forced, req, shape_);
-    if (!why.empty())
-      fail(ErrorCode::NotSupported, "TIERCC_ALGO=", toString(req.coll), ":", forced, " cannot run here: ", why);
-    TIERCC_LOG(Info, Tune) << toString(req.coll) << " " << req.count * dataTypeSize(req.dt) << " B: " << forced
-                           << " (forced by TIERCC_ALGO)";
-    const auto& known = algorithmsFor(req.coll);
-    return *std::find(known.begin(), known.end(), forced);  // parseAlgoOverrides checked it is there
-  }
+Algorithm Selector::decide(const Request& req) const {
   const std::size_t bytes = req.count * dataTypeSize(req.dt);
-  const std::string* best = nullptr;  // points into algorithmsFor(): lives as long as the program
+  if (const std::optional<Algorithm> forced = overrides_[static_cast<int>(req.coll)]) {
+    std::string why = unsupportedReason(*forced, req, shape_);
+    if (why.empty()) why = buildPlan(*forced, req, shape_).unfit;
+    if (!why.empty())
+      fail(ErrorCode::NotSupported, "TIERCC_ALGO=", toString(req.coll), ":", toString(*forced),
+           " cannot run here: ", why);
+    TIERCC_LOG(Info, Tune) << toString(req.coll) << " " << bytes << " B: " << toString(*forced)
+                           << " (forced by TIERCC_ALGO)";
+    return *forced;
+  }
+  const AlgorithmEntry* best = nullptr;
   double bestSeconds = 0;
   std::ostringstream prices;
-  for (const std::string& algo : algorithmsFor(req.coll)) {
-    if (!unsupportedReason(algo, req, shape_).empty()) continue;
-    if (algo == "one_shot" && req.coll == Collective::AllReduce && bytes > oneShotLimitBytes_) continue;
-    const Plan plan = buildPlan(algo, req, shape_);
+  for (const AlgorithmEntry* e : algorithmsFor(req.coll)) {
+    if (!unsupportedReason(e->algorithm, req, shape_).empty()) continue;
+    if (e->algorithm == Algorithm::OneShot && req.coll == Collective::AllReduce && bytes > oneShotLimitBytes_) continue;
+    const Plan plan = buildPlan(e->algorithm, req, shape_);
+    if (!plan.unfit.empty()) continue;
     const double seconds = price(plan, model_).seconds;
-    prices << " " << algo << "=" << seconds * 1e6 << "us";
+    prices << " " << toString(e->algorithm) << "=" << seconds * 1e6 << "us";
     if (!best || seconds < bestSeconds) {
-      best = &algo;
+      best = e;
       bestSeconds = seconds;
     }
   }
-  if (!best) fail(ErrorCode::Internal, "no algorithm can run ", toString(req.coll), " of ", bytes, " B");
+  if (!best)
+    fail(ErrorCode::NotSupported, "no algorithm can run ", toString(req.coll), " of ", bytes, " B on ",
+         shape_.numDomains(), " domains: raise TIERCC_SHM_CHUNK");
   TIERCC_LOG(Info, Tune) << toString(req.coll) << " " << bytes << " B on " << shape_.numDomains() << " domains x "
-                         << shape_.maxDomainSize() << ": " << *best << " (prices:" << prices.str() << ")";
-  return *best;
+                         << shape_.maxDomainSize() << ": " << toString(best->algorithm) << " (prices:" << prices.str()
+                         << ")";
+  return best->algorithm;
+}
+
+Choice Selector::build(const Request& req, bool symmetricLive) const {
+  Choice choice;
+  choice.algorithm = decide(req);
+  Plan staged = buildPlan(choice.algorithm, req, shape_);
+  const double stagedSeconds = price(staged, model_).seconds;
+  // Paths beyond staging, each only where it is cheaper, or forced (TIERCC_PATH).
+  const std::pair<Path, bool> candidates[] = {{Path::ZeroCopy, symmetricLive}, {Path::CrossMemory, view_.crossMemory}};
+  for (auto [path, possible] : candidates) {
+    if (!possible || (view_.forced && *view_.forced != path) ||
+        !supportsPath(choice.algorithm, req, shape_, path, view_.domainSize))
+      continue;
+    Plan plan = buildPlan(choice.algorithm, req, shape_, path);
+    const double seconds = price(plan, model_).seconds;
+    TIERCC_LOG(Trace, Tune) << toString(req.coll) << " " << plan.bytes << " B, " << toString(path) << ": "
+                            << seconds * 1e6 << "us against " << stagedSeconds * 1e6 << "us staged";
+    if (plan.unfit.empty() && (view_.forced || seconds < stagedSeconds)) choice.plans.push_back(std::move(plan));
+  }
+  const std::uint64_t n = shape_.size(), r = view_.rank, bound = staged.boundBytes;
+  choice.boundShare = (r + 1) * bound / n - r * bound / n;
+  choice.plans.push_back(std::move(staged));
+  return choice;
 }
 
 }  // namespace tiercc

@@ -24,13 +24,9 @@ Topology Topology::fromDomainKeys(const std::vector<int>& keyOfRank, int myRank)
     t.localRankOf_[i] = static_cast<int>(t.members_[it->second].size());
     t.members_[it->second].push_back(i);
   }
+  t.minDomainSize_ = static_cast<int>(t.members_[0].size());
+  for (const auto& d : t.members_) t.minDomainSize_ = std::min(t.minDomainSize_, static_cast<int>(d.size()));
   return t;
-}
-
-int Topology::minDomainSize() const {
-  std::size_t m = members_[0].size();
-  for (const auto& d : members_) m = std::min(m, d.size());
-  return static_cast<int>(m);
 }
 
 bool Topology::uniform() const {

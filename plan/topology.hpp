@@ -26,7 +26,7 @@ class Topology {
   /// Global ranks of a domain, in rank order (index = local rank).
   const std::vector<int>& members(int domain) const { return members_[domain]; }
   /// Smallest domain size: the number of rails every domain has.
-  int minDomainSize() const;
+  int minDomainSize() const { return minDomainSize_; }
   /// The rank with local rank `localRank` in `domain`.
   int rankAt(int domain, int localRank) const { return members_[domain][localRank]; }
   /// True when every domain has the same size.
@@ -38,6 +38,7 @@ class Topology {
 
  private:
   int rank_ = 0;
+  int minDomainSize_ = 0;
   std::vector<int> domainOf_;
   std::vector<int> localRankOf_;
   std::vector<std::vector<int>> members_;

@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <cstring>
 
-#include "exec/executor.hpp"
-#include "runtime/communicator_impl.hpp"
 #include "core/errors.hpp"
 #include "core/log.hpp"
+#include "exec/executor.hpp"
+#include "runtime/communicator_impl.hpp"
 
 namespace tiercc {
 namespace {
@@ -49,7 +49,34 @@ void requireRank(const char* name, const char* what, int rank, int size) {
 
 }  // namespace
 
-void Communicator::Impl::execute(const char* name, std::uint64_t seq, BodyRef body) {
+Request Communicator::Impl::requestFor(const CallArgs& a) const {
+  Request req;
+  req.coll = a.coll;
+  req.count = a.count;
+  req.dt = a.dt;
+  req.root = a.root;
+  req.peer = a.peer;
+  req.radix = knomialRadix_;
+  req.windowBytes = windowBytes_;
+  switch (a.coll) {
+    case Collective::AllToAllv:
+      // Every rank must be asked the same: the job's shape, not the counts, which differ per rank.
+      req.count = 0;
+      break;
+    case Collective::Barrier:
+      req.dt = DataType::U8;
+      break;
+    case Collective::Send:
+    case Collective::Recv:
+      req.root = topo_.rank();
+      break;
+    default:
+      break;
+  }
+  return req;
+}
+
+void Communicator::Impl::execute(const char* name, std::uint64_t seq, const CallArgs& args) {
   if (aborted_.load()) fail(ErrorCode::Aborted, name, " #", seq, ": the communicator was aborted");
   if (broken_.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(statsMutex_);
@@ -59,24 +86,36 @@ void Communicator::Impl::execute(const char* name, std::uint64_t seq, BodyRef bo
   char digits[24];
   const auto printed = std::to_chars(digits, digits + sizeof(digits), seq);
   callName_.assign(name).append(" #").append(digits, printed.ptr);
-  CallStats delta;
-  CollContext ctx{topo_,
+  callStats_.scaleOutBoundBytes = 0;
+  ExecContext ctx{topo_,
                   *domain_,
                   transport_.get(),
                   scratch_,
                   epoch_,
-                  delta,
+                  callStats_,
                   seq,
                   callName_,
                   Deadline::afterCoarse(timeout_),
-                  tuning_,
                   scaleUpLink_.get(),
                   scaleOutLink_.get(),
-                  timeout_,
-                  selector_.get()};
+                  timeout_};
   TIERCC_LOG(Trace, Coll) << ctx.what << " start";
   try {
-    body(ctx);
+    // A barrier is a one-byte allreduce (or empty messages): its token lives here.
+    std::uint8_t token = 1, result = 0;
+    CallArgs barrier;
+    const CallArgs* call = &args;
+    if (args.coll == Collective::Barrier) {
+      barrier = args;
+      barrier.send = &token;
+      barrier.recv = &result;
+      barrier.count = 1;
+      barrier.dt = DataType::U8;
+      barrier.op = ReduceOp::Max;
+      call = &barrier;
+    }
+    const Choice& choice = selector_->choose(requestFor(args), symmetric_ && symmetric_->liveAllocations() > 0);
+    tiercc::execute(ctx, exec_, choice, *call);
   } catch (const Error& e) {
     failed(e);
     // A wait woken by the failure detector reports the rank it declared failed.
@@ -88,13 +127,23 @@ void Communicator::Impl::execute(const char* name, std::uint64_t seq, BodyRef bo
     failed(wrapped);
     throw wrapped;
   }
+  record(callStats_);
+}
+
+void Communicator::Impl::record(const CallStats& call) {
+  const Plan& plan = *call.plan;
   std::lock_guard<std::mutex> lock(statsMutex_);
-  stats_.collectives += 1;
-  stats_.scaleUpBytes += delta.scaleUpBytes;
-  stats_.scaleOutBytes += delta.scaleOutBytes;
-  stats_.scaleOutBoundBytes += delta.scaleOutBoundBytes;
-  if (!delta.algorithm.empty()) stats_.algorithm = delta.algorithm;
-  if (!delta.scaleUpPath.empty()) stats_.scaleUpPath = delta.scaleUpPath;
+  totals_.collectives += 1;
+  totals_.scaleOutBoundBytes += call.scaleOutBoundBytes;
+  totals_.algorithm = plan.algorithm;
+  totals_.path = plan.path;
+  totals_.lastSteps.resize(plan.steps.size());  // the same size call after call: no allocation
+  for (std::size_t i = 0; i < plan.steps.size(); ++i) {
+    const StepCount& n = call.steps[i];
+    totals_.scaleUpBytes += n.scaleUpBytes;
+    totals_.scaleOutBytes += n.scaleOutBytes;
+    totals_.lastSteps[i] = {plan.steps[i].kind, plan.steps[i].tier, n};
+  }
 }
 
 // A failed collective leaves the tiers mid-protocol: the communicator stops (later calls get
@@ -118,23 +167,24 @@ void Communicator::Impl::failed(const Error& e) {
 
 // Point-to-point operations do not take a collective sequence number (only two ranks see
 // them); each (direction, peer) pair numbers its own messages.
-void Communicator::Impl::runPointToPoint(bool isSend, int peer, BodyRef body) {
+void Communicator::Impl::runPointToPoint(const CallArgs& args) {
+  const bool isSend = args.coll == Collective::Send;
   if (aborted_.load()) fail(ErrorCode::Aborted, isSend ? "send" : "recv", ": the communicator was aborted");
-  std::uint64_t pairSeq = (isSend ? sendSeq_ : recvSeq_)[peer]++;
-  std::string name = concat(isSend ? "send to rank " : "recv from rank ", peer);
-  queue_.runInline([&] { execute(name.c_str(), pairSeq, body); });
+  std::uint64_t pairSeq = (isSend ? sendSeq_ : recvSeq_)[args.peer]++;
+  std::string name = concat(isSend ? "send to rank " : "recv from rank ", args.peer);
+  queue_.runInline([&] { execute(name.c_str(), pairSeq, args); });
 }
 
-void Communicator::Impl::runBlocking(const char* name, BodyRef body) {
+void Communicator::Impl::runBlocking(const char* name, const CallArgs& args) {
   if (aborted_.load()) fail(ErrorCode::Aborted, name, ": the communicator was aborted");
   std::uint64_t seq = nextSeq_++;
-  queue_.runInline([&] { execute(name, seq, body); });
+  queue_.runInline([&] { execute(name, seq, args); });
 }
 
-Work Communicator::Impl::runAsync(const char* name, std::function<void(CollContext&)> body) {
+Work Communicator::Impl::runAsync(const char* name, std::shared_ptr<const OwnedCall> call) {
   if (aborted_.load()) fail(ErrorCode::Aborted, name, ": the communicator was aborted");
   std::uint64_t seq = nextSeq_++;
-  return queue_.submit([this, name, seq, body = std::move(body)] { execute(name, seq, body); });
+  return queue_.submit([this, name, seq, call = std::move(call)] { execute(name, seq, call->args); });
 }
 
 // ---- public API --------------------------------------------------------------------------
@@ -150,16 +200,16 @@ const void* shifted(const void* base, std::ptrdiff_t delta) {
   return reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(base) + delta);
 }
 
-auto allreduceBody(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op) {
+CallArgs allreduceArgs(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op) {
   requireType(dt);
   requireOp(op);
   std::size_t bytes = byteSize("allreduce", count, dt);
   requireBuffers("allreduce", send, bytes, recv, bytes, recv);
-  return [=](CollContext& ctx) { runCollective(ctx, {Collective::AllReduce, send, recv, count, dt, op}); };
+  return {Collective::AllReduce, send, recv, count, dt, op};
 }
 
-auto reduceScatterBody(int rank, int size, const void* send, void* recv, std::size_t recvCount, DataType dt,
-                       ReduceOp op) {
+CallArgs reduceScatterArgs(int rank, int size, const void* send, void* recv, std::size_t recvCount, DataType dt,
+                           ReduceOp op) {
   requireType(dt);
   requireOp(op);
   std::size_t recvBytes = byteSize("reduce_scatter", recvCount, dt);
@@ -167,44 +217,42 @@ auto reduceScatterBody(int rank, int size, const void* send, void* recv, std::si
   // In place: recv == send + rank x recvCount.
   requireBuffers("reduce_scatter", send, sendBytes, recv, recvBytes,
                  shifted(recv, -static_cast<std::ptrdiff_t>(rank * recvBytes)));
-  return [=](CollContext& ctx) { runCollective(ctx, {Collective::ReduceScatter, send, recv, recvCount, dt, op}); };
+  return {Collective::ReduceScatter, send, recv, recvCount, dt, op};
 }
 
-auto allgatherBody(int rank, int size, const void* send, void* recv, std::size_t sendCount, DataType dt) {
+CallArgs allgatherArgs(int rank, int size, const void* send, void* recv, std::size_t sendCount, DataType dt) {
   requireType(dt);
   std::size_t sendBytes = byteSize("allgather", sendCount, dt);
   std::size_t recvBytes = byteSize("allgather", sendCount, dt, size);
   // In place: send == recv + rank x sendCount.
   requireBuffers("allgather", send, sendBytes, recv, recvBytes,
                  shifted(recv, static_cast<std::ptrdiff_t>(rank * sendBytes)));
-  return [=](CollContext& ctx) { runCollective(ctx, {Collective::AllGather, send, recv, sendCount, dt}); };
+  return {Collective::AllGather, send, recv, sendCount, dt};
 }
 
-auto broadcastBody(int rank, int size, const void* send, void* recv, std::size_t count, DataType dt, int root) {
+CallArgs broadcastArgs(int rank, int size, const void* send, void* recv, std::size_t count, DataType dt, int root) {
   requireType(dt);
   requireRank("broadcast", "root", root, size);
   std::size_t bytes = byteSize("broadcast", count, dt);
   requireBuffers("broadcast", send, rank == root ? bytes : 0, recv, bytes, recv);
-  return [=](CollContext& ctx) {
-    runCollective(ctx, {Collective::Broadcast, send, recv, count, dt, ReduceOp::Sum, root});
-  };
+  return {Collective::Broadcast, send, recv, count, dt, ReduceOp::Sum, root};
 }
 
-auto reduceBody(int rank, int size, const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op,
-                int root) {
+CallArgs reduceArgs(int rank, int size, const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op,
+                    int root) {
   requireType(dt);
   requireOp(op);
   requireRank("reduce", "root", root, size);
   std::size_t bytes = byteSize("reduce", count, dt);
   requireBuffers("reduce", send, bytes, recv, rank == root ? bytes : 0, recv);
-  return [=](CollContext& ctx) { runCollective(ctx, {Collective::Reduce, send, recv, count, dt, op, root}); };
+  return {Collective::Reduce, send, recv, count, dt, op, root};
 }
 
-auto alltoallBody(int size, const void* send, void* recv, std::size_t countPerPeer, DataType dt) {
+CallArgs alltoallArgs(int size, const void* send, void* recv, std::size_t countPerPeer, DataType dt) {
   requireType(dt);
   std::size_t bytes = byteSize("alltoall", countPerPeer, dt, size);
   requireBuffers("alltoall", send, bytes, recv, bytes, recv);
-  return [=](CollContext& ctx) { runCollective(ctx, {Collective::AllToAll, send, recv, countPerPeer, dt}); };
+  return {Collective::AllToAll, send, recv, countPerPeer, dt};
 }
 
 // Extent in bytes of the blocks (counts, displacements in elements) of one side.
@@ -219,101 +267,107 @@ std::size_t vectorExtent(const char* side, const std::size_t* counts, const std:
   return end;
 }
 
-auto alltoallvBody(int rank, int size, const void* send, const std::size_t* sendCounts, const std::size_t* sendDispls,
-                   void* recv, const std::size_t* recvCounts, const std::size_t* recvDispls, DataType dt) {
+// The arrays are copied: an async call's need not outlive the call.
+std::shared_ptr<OwnedCall> alltoallvCall(int rank, int size, const void* send, const std::size_t* sendCounts,
+                                         const std::size_t* sendDispls, void* recv, const std::size_t* recvCounts,
+                                         const std::size_t* recvDispls, DataType dt) {
   requireType(dt);
   const std::size_t sendBytes = vectorExtent("send", sendCounts, sendDispls, size, dt);
   const std::size_t recvBytes = vectorExtent("receive", recvCounts, recvDispls, size, dt);
   requireBuffers("alltoallv", send, sendBytes, recv, recvBytes, nullptr);
   TIERCC_REQUIRE_ARG(sendCounts[rank] == recvCounts[rank], "alltoallv: this rank sends itself ", sendCounts[rank],
                      " elements but expects ", recvCounts[rank], " from itself");
-  // Copies: an async call's arrays need not outlive the call.
-  std::vector<std::size_t> sc(sendCounts, sendCounts + size), sd(sendDispls, sendDispls + size);
-  std::vector<std::size_t> rc(recvCounts, recvCounts + size), rd(recvDispls, recvDispls + size);
-  return [=](CollContext& ctx) {
-    CollArgs a{Collective::AllToAllv, send, recv, 0, dt};
-    a.sendCounts = sc.data();
-    a.sendDispls = sd.data();
-    a.recvCounts = rc.data();
-    a.recvDispls = rd.data();
-    runCollective(ctx, a);
-  };
+  auto call = std::make_shared<OwnedCall>();
+  call->sendCounts.assign(sendCounts, sendCounts + size);
+  call->sendDispls.assign(sendDispls, sendDispls + size);
+  call->recvCounts.assign(recvCounts, recvCounts + size);
+  call->recvDispls.assign(recvDispls, recvDispls + size);
+  call->args = {Collective::AllToAllv, send, recv, 0, dt};
+  call->args.sendCounts = call->sendCounts.data();
+  call->args.sendDispls = call->sendDispls.data();
+  call->args.recvCounts = call->recvCounts.data();
+  call->args.recvDispls = call->recvDispls.data();
+  return call;
 }
 
-auto barrierBody() {
-  return [](CollContext& ctx) { runCollective(ctx, {Collective::Barrier, nullptr, nullptr, 0, DataType::U8}); };
+std::shared_ptr<const OwnedCall> owned(const CallArgs& args) {
+  auto call = std::make_shared<OwnedCall>();
+  call->args = args;
+  return call;
 }
+
+const CallArgs kBarrier{Collective::Barrier, nullptr, nullptr, 0, DataType::U8};
 
 }  // namespace
 
 void Communicator::allreduce(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op) {
-  live(impl_).runBlocking("allreduce", allreduceBody(send, recv, count, dt, op));
+  live(impl_).runBlocking("allreduce", allreduceArgs(send, recv, count, dt, op));
 }
 Work Communicator::allreduceAsync(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op) {
-  return live(impl_).runAsync("allreduce", allreduceBody(send, recv, count, dt, op));
+  return live(impl_).runAsync("allreduce", owned(allreduceArgs(send, recv, count, dt, op)));
 }
 
 void Communicator::reduceScatter(const void* send, void* recv, std::size_t recvCount, DataType dt, ReduceOp op) {
   Impl& c = live(impl_);
-  c.runBlocking("reduce_scatter", reduceScatterBody(rank(), size(), send, recv, recvCount, dt, op));
+  c.runBlocking("reduce_scatter", reduceScatterArgs(rank(), size(), send, recv, recvCount, dt, op));
 }
 Work Communicator::reduceScatterAsync(const void* send, void* recv, std::size_t recvCount, DataType dt, ReduceOp op) {
   Impl& c = live(impl_);
-  return c.runAsync("reduce_scatter", reduceScatterBody(rank(), size(), send, recv, recvCount, dt, op));
+  return c.runAsync("reduce_scatter", owned(reduceScatterArgs(rank(), size(), send, recv, recvCount, dt, op)));
 }
 
 void Communicator::allgather(const void* send, void* recv, std::size_t sendCount, DataType dt) {
   Impl& c = live(impl_);
-  c.runBlocking("allgather", allgatherBody(rank(), size(), send, recv, sendCount, dt));
+  c.runBlocking("allgather", allgatherArgs(rank(), size(), send, recv, sendCount, dt));
 }
 Work Communicator::allgatherAsync(const void* send, void* recv, std::size_t sendCount, DataType dt) {
   Impl& c = live(impl_);
-  return c.runAsync("allgather", allgatherBody(rank(), size(), send, recv, sendCount, dt));
+  return c.runAsync("allgather", owned(allgatherArgs(rank(), size(), send, recv, sendCount, dt)));
 }
 
 void Communicator::broadcast(const void* send, void* recv, std::size_t count, DataType dt, int root) {
   Impl& c = live(impl_);
-  c.runBlocking("broadcast", broadcastBody(rank(), size(), send, recv, count, dt, root));
+  c.runBlocking("broadcast", broadcastArgs(rank(), size(), send, recv, count, dt, root));
 }
 Work Communicator::broadcastAsync(const void* send, void* recv, std::size_t count, DataType dt, int root) {
   Impl& c = live(impl_);
-  return c.runAsync("broadcast", broadcastBody(rank(), size(), send, recv, count, dt, root));
+  return c.runAsync("broadcast", owned(broadcastArgs(rank(), size(), send, recv, count, dt, root)));
 }
 
 void Communicator::reduce(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op, int root) {
   Impl& c = live(impl_);
-  c.runBlocking("reduce", reduceBody(rank(), size(), send, recv, count, dt, op, root));
+  c.runBlocking("reduce", reduceArgs(rank(), size(), send, recv, count, dt, op, root));
 }
 Work Communicator::reduceAsync(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op, int root) {
   Impl& c = live(impl_);
-  return c.runAsync("reduce", reduceBody(rank(), size(), send, recv, count, dt, op, root));
+  return c.runAsync("reduce", owned(reduceArgs(rank(), size(), send, recv, count, dt, op, root)));
 }
 
 void Communicator::alltoall(const void* send, void* recv, std::size_t countPerPeer, DataType dt) {
   Impl& c = live(impl_);
-  c.runBlocking("alltoall", alltoallBody(size(), send, recv, countPerPeer, dt));
+  c.runBlocking("alltoall", alltoallArgs(size(), send, recv, countPerPeer, dt));
 }
 Work Communicator::alltoallAsync(const void* send, void* recv, std::size_t countPerPeer, DataType dt) {
   Impl& c = live(impl_);
-  return c.runAsync("alltoall", alltoallBody(size(), send, recv, countPerPeer, dt));
+  return c.runAsync("alltoall", owned(alltoallArgs(size(), send, recv, countPerPeer, dt)));
 }
 
 void Communicator::alltoallv(const void* send, const std::size_t* sendCounts, const std::size_t* sendDispls, void* recv,
                              const std::size_t* recvCounts, const std::size_t* recvDispls, DataType dt) {
   Impl& c = live(impl_);
-  c.runBlocking("alltoallv",
-                alltoallvBody(rank(), size(), send, sendCounts, sendDispls, recv, recvCounts, recvDispls, dt));
+  auto call = alltoallvCall(rank(), size(), send, sendCounts, sendDispls, recv, recvCounts, recvDispls, dt);
+  c.runBlocking("alltoallv", call->args);
 }
 Work Communicator::alltoallvAsync(const void* send, const std::size_t* sendCounts, const std::size_t* sendDispls,
                                   void* recv, const std::size_t* recvCounts, const std::size_t* recvDispls,
                                   DataType dt) {
   Impl& c = live(impl_);
   return c.runAsync("alltoallv",
-                    alltoallvBody(rank(), size(), send, sendCounts, sendDispls, recv, recvCounts, recvDispls, dt));
+                    alltoallvCall(rank(), size(), send, sendCounts, sendDispls, recv, recvCounts, recvDispls, dt));
 }
 
-void Communicator::barrier() { live(impl_).runBlocking("barrier", barrierBody()); }
-Work Communicator::barrierAsync() { return live(impl_).runAsync("barrier", barrierBody()); }
+void Communicator::barrier() { live(impl_).runBlocking("barrier", kBarrier); }
+Work Communicator::barrierAsync() { return live(impl_).runAsync("barrier", owned(kBarrier)); }
 
 void Communicator::send(const void* buf, std::size_t count, DataType dt, int peer) {
   Impl& c = live(impl_);
@@ -322,7 +376,9 @@ void Communicator::send(const void* buf, std::size_t count, DataType dt, int pee
   TIERCC_REQUIRE_ARG(peer != rank(), "send: peer ", peer, " is this rank");
   std::size_t bytes = byteSize("send", count, dt);
   requireBuffers("send", buf, bytes, nullptr, 0, nullptr);
-  c.runPointToPoint(true, peer, [=](CollContext& ctx) { sendPointToPoint(ctx, buf, bytes, peer, ctx.seq); });
+  CallArgs args{Collective::Send, buf, nullptr, count, dt};
+  args.peer = peer;
+  c.runPointToPoint(args);
 }
 
 void Communicator::recv(void* buf, std::size_t count, DataType dt, int peer) {
@@ -332,7 +388,9 @@ void Communicator::recv(void* buf, std::size_t count, DataType dt, int peer) {
   TIERCC_REQUIRE_ARG(peer != rank(), "recv: peer ", peer, " is this rank");
   std::size_t bytes = byteSize("recv", count, dt);
   requireBuffers("recv", nullptr, 0, buf, bytes, nullptr);
-  c.runPointToPoint(false, peer, [=](CollContext& ctx) { recvPointToPoint(ctx, buf, bytes, peer, ctx.seq); });
+  CallArgs args{Collective::Recv, nullptr, buf, count, dt};
+  args.peer = peer;
+  c.runPointToPoint(args);
 }
 
 }  // namespace tiercc

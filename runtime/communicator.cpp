@@ -8,18 +8,19 @@
 #include <fstream>
 #include <thread>
 
-#include "runtime/communicator_impl.hpp"
-#include "runtime/env.hpp"
 #include "bootstrap/failure_detector.hpp"
+#include "bootstrap/store.hpp"
+#include "core/cycle_clock.hpp"
 #include "core/errors.hpp"
 #include "core/log.hpp"
 #include "core/params.hpp"
+#include "plan/selector.hpp"
+#include "runtime/communicator_impl.hpp"
+#include "runtime/env.hpp"
 #include "runtime/tier_probe.hpp"
 #include "scaleup-emu/emulated/emulated_domain.hpp"
 #include "scaleup-emu/shm/shm_domain.hpp"
-#include "bootstrap/store.hpp"
 #include "transport/factory.hpp"
-#include "plan/selector.hpp"
 
 namespace tiercc {
 namespace {
@@ -60,14 +61,16 @@ LinkSpec linkSpec(const char* bandwidthParam, const char* latencyParam) {
 
 Communicator::Impl::Impl(CommSetup setup) : setup_(std::move(setup)) {
   TIERCC_REQUIRE_ARG(setup_.size >= 1, "world size must be at least 1, got ", setup_.size);
-  TIERCC_REQUIRE_ARG(setup_.rank >= 0 && setup_.rank < setup_.size, "rank ", setup_.rank,
-                     " is not in [0, ", setup_.size, ")");
+  TIERCC_REQUIRE_ARG(setup_.rank >= 0 && setup_.rank < setup_.size, "rank ", setup_.rank, " is not in [0, ",
+                     setup_.size, ")");
   timeout_ = params::getDuration("TIERCC_TIMEOUT");
-  tuning_.allreduceOneShotBytes = static_cast<std::size_t>(std::max<std::int64_t>(0, params::getInt("TIERCC_ALLREDUCE_ONESHOT_BYTES")));
-  tuning_.knomialRadix = static_cast<int>(params::getInt("TIERCC_KNOMIAL_RADIX"));
-  TIERCC_REQUIRE_ARG(tuning_.knomialRadix >= 2 && tuning_.knomialRadix <= 16, "TIERCC_KNOMIAL_RADIX must be in [2, 16], got ",
-                     tuning_.knomialRadix);
+  oneShotLimitBytes_ =
+      static_cast<std::size_t>(std::max<std::int64_t>(0, params::getInt("TIERCC_ALLREDUCE_ONESHOT_BYTES")));
+  knomialRadix_ = static_cast<int>(params::getInt("TIERCC_KNOMIAL_RADIX"));
+  TIERCC_REQUIRE_ARG(knomialRadix_ >= 2 && knomialRadix_ <= 16, "TIERCC_KNOMIAL_RADIX must be in [2, 16], got ",
+                     knomialRadix_);
   algoOverrides_ = parseAlgoOverrides(params::getString("TIERCC_ALGO"));  // a bad value fails before any wait
+  pathOverride_ = parsePathOverride(params::getString("TIERCC_PATH"));
   tierModel_ = TierModel::fromParams();
   store_ = std::make_shared<PrefixStore>(setup_.baseStore, setup_.prefix);
   if (!setup_.forcedDomain) log::setRank(setup_.rank);
@@ -103,12 +106,12 @@ void Communicator::Impl::initTiers() {
   const std::string scaleUpAsked = params::getString("TIERCC_SCALEUP");
   TIERCC_REQUIRE_ARG(scaleUpAsked == "auto" || scaleUpAsked == "shm" || scaleUpAsked == "emulated",
                      "TIERCC_SCALEUP must be auto, shm or emulated, got '", scaleUpAsked, "'");
-  mine.settings = concat("transport=", transportName, " scaleup=", scaleUpAsked,
-                         " shm_chunk=", params::getInt("TIERCC_SHM_CHUNK"),
-                         " allreduce_oneshot_bytes=", tuning_.allreduceOneShotBytes,
-                         " shm_copy=", params::getString("TIERCC_SHM_COPY"), " algo=", params::getString("TIERCC_ALGO"),
-                         " knomial_radix=", tuning_.knomialRadix, " tune=", tierModel_.scaleUp.describe(), "/",
-                         tierModel_.scaleOut.describe(), " probe=", params::getBool("TIERCC_TUNE_PROBE"));
+  mine.settings =
+      concat("transport=", transportName, " scaleup=", scaleUpAsked, " shm_chunk=", params::getInt("TIERCC_SHM_CHUNK"),
+             " allreduce_oneshot_bytes=", oneShotLimitBytes_, " shm_copy=", params::getString("TIERCC_SHM_COPY"),
+             " algo=", params::getString("TIERCC_ALGO"), " path=", params::getString("TIERCC_PATH"),
+             " knomial_radix=", knomialRadix_, " tune=", tierModel_.scaleUp.describe(), "/",
+             tierModel_.scaleOut.describe(), " probe=", params::getBool("TIERCC_TUNE_PROBE"));
   store_->setString("rank/" + std::to_string(rank), mine.encode());
   std::vector<RankInfo> all(size);
   for (int r = 0; r < size; ++r) all[r] = RankInfo::decode(store_->getString("rank/" + std::to_string(r), deadline));
@@ -176,11 +179,17 @@ void Communicator::Impl::initTiers() {
     tierModel_ = shareProbes(*store_, topo_, sample, tierModel_, deadline);
     tierModelSource_ = "probed at init";
   }
-  selector_ = std::make_unique<Selector>(shapeOf(topo_), tierModel_, algoOverrides_, tuning_.allreduceOneShotBytes);
-  scratch_.accumulate.resize(shm.windowBytes);
-  // Room for the hierarchical allreduce's two rounds in flight, each with D sub-slices that may
-  // round up by one element of up to 8 bytes.
-  scratch_.receive.resize(shm.windowBytes + 2 * 8 * static_cast<std::size_t>(topo_.numDomains()));
+  // This rank, and the paths beyond staging its domain can take (the same on every rank of it).
+  RankView view;
+  view.rank = topo_.rank();
+  view.domainSize = topo_.domainSize();
+  view.crossMemory = domain_->crossMemoryAttach();
+  view.forced = pathOverride_;
+  selector_ = std::make_unique<Selector>(shapeOf(topo_), tierModel_, algoOverrides_, oneShotLimitBytes_, view);
+  windowBytes_ = domain_->windowBytes();
+  symmetric_ = domain_->symmetric();
+  scratch_.accumulate.resize(accumulateBytes(shm.windowBytes));
+  scratch_.receive.resize(receiveBytes(shm.windowBytes, topo_.numDomains()));
 }
 
 // Heartbeats go over a connection of their own: a beat must not queue behind a blocking get.
@@ -195,9 +204,9 @@ void Communicator::Impl::startFailureDetector() {
     parseHostPort(setup_.storeAddr, host, port);
     base = connectTcpStore(host, port, Deadline::after(timeout_));
   }
-  detector_ = std::make_unique<FailureDetector>(std::make_shared<PrefixStore>(base, setup_.prefix), setup_.rank,
-                                                setup_.size, period, timeout,
-                                                [this](int r, const std::string& why) { peerFailed(r, why); });
+  detector_ =
+      std::make_unique<FailureDetector>(std::make_shared<PrefixStore>(base, setup_.prefix), setup_.rank, setup_.size,
+                                        period, timeout, [this](int r, const std::string& why) { peerFailed(r, why); });
 }
 
 void Communicator::Impl::peerFailed(int rank, const std::string& why) {
@@ -225,21 +234,37 @@ Communicator::Impl::~Impl() {
   }
 }
 
-// The rank hosting the store keeps it up until every rank has said goodbye (bounded).
+// Every rank waits, bounded, until every rank is done with this communicator before its
+// transport closes its endpoints: a peer may still be completing a send to this rank, and UCX
+// fails a send whose peer closed the connection even when the peer received it. The rank that
+// hosts the store keeps it up until then, too.
 void Communicator::Impl::exitRendezvous() {
   if (aborted_.load() || brokenBy_) return;  // peers that failed will not say goodbye
-  std::int64_t left = store_->add("exit", 1);
-  if (!setup_.hostedServer || setup_.hostedServer.use_count() > 1) return;
-  Deadline deadline = Deadline::after(std::min(timeout_, std::chrono::milliseconds(30000)));
-  while (left < setup_.size && !deadline.expired()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    left = store_->add("exit", 0);
+  if (store_->add("exit", 1) == setup_.size) store_->setString("exit/all", "1");
+  const auto wait = std::min(timeout_, std::chrono::milliseconds(10000));
+  try {
+    store_->wait({"exit/all"}, Deadline::after(wait));
+  } catch (const Error& e) {
+    TIERCC_LOG(Info, Init) << "communicator teardown: not every rank said goodbye within "
+                           << wait.count() << " ms; closing anyway (" << e.what() << ")";
   }
 }
 
 TierStats Communicator::Impl::stats() const {
+  const double secondsPerTick = cycles::secondsPerTick();
   std::lock_guard<std::mutex> lock(statsMutex_);
-  return stats_;
+  TierStats s;
+  s.collectives = totals_.collectives;
+  s.scaleUpBytes = totals_.scaleUpBytes;
+  s.scaleOutBytes = totals_.scaleOutBytes;
+  s.scaleOutBoundBytes = totals_.scaleOutBoundBytes;
+  if (totals_.collectives == 0) return s;
+  s.algorithm = toString(totals_.algorithm);
+  s.scaleUpPath = toString(totals_.path);
+  for (const Totals::Step& st : totals_.lastSteps)
+    s.lastSteps.push_back({toString(st.kind), toString(st.tier), st.counts.scaleUpBytes, st.counts.scaleOutBytes,
+                           double(st.counts.ticks) * secondsPerTick});
+  return s;
 }
 
 void Communicator::Impl::writeStatsFile() const {
@@ -249,9 +274,9 @@ void Communicator::Impl::writeStatsFile() const {
   std::ofstream out(path, std::ios::app);
   out << "{\"rank\":" << topo_.rank() << ",\"size\":" << topo_.size() << ",\"domain\":" << topo_.domain()
       << ",\"local_rank\":" << topo_.localRank() << ",\"rail\":" << topo_.localRank()
-      << ",\"collectives\":" << s.collectives
-      << ",\"scaleup_bytes\":" << s.scaleUpBytes << ",\"scaleout_bytes\":" << s.scaleOutBytes
-      << ",\"scaleout_bound_bytes\":" << s.scaleOutBoundBytes << ",\"last_algorithm\":\"" << s.algorithm << "\"}\n";
+      << ",\"collectives\":" << s.collectives << ",\"scaleup_bytes\":" << s.scaleUpBytes
+      << ",\"scaleout_bytes\":" << s.scaleOutBytes << ",\"scaleout_bound_bytes\":" << s.scaleOutBoundBytes
+      << ",\"last_algorithm\":\"" << s.algorithm << "\"}\n";
 }
 
 void Communicator::Impl::abort() {
@@ -265,7 +290,9 @@ std::unique_ptr<Communicator::Impl> Communicator::Impl::split(int color, int key
   const std::string tag = "split" + std::to_string(splitCount_++) + "/";
   Deadline deadline = Deadline::after(timeout_);
   store_->setString(tag + std::to_string(topo_.rank()), std::to_string(color) + " " + std::to_string(key));
-  struct Member { int key, rank; };
+  struct Member {
+    int key, rank;
+  };
   std::vector<Member> group;
   for (int r = 0; r < topo_.size(); ++r) {
     int c = 0, k = 0;
@@ -273,9 +300,8 @@ std::unique_ptr<Communicator::Impl> Communicator::Impl::split(int color, int key
     if (c == color && color >= 0) group.push_back({k, r});
   }
   if (color < 0) return nullptr;
-  std::stable_sort(group.begin(), group.end(), [](const Member& a, const Member& b) {
-    return a.key != b.key ? a.key < b.key : a.rank < b.rank;
-  });
+  std::stable_sort(group.begin(), group.end(),
+                   [](const Member& a, const Member& b) { return a.key != b.key ? a.key < b.key : a.rank < b.rank; });
   CommSetup child;
   child.baseStore = setup_.baseStore;
   child.hostedServer = setup_.hostedServer;
@@ -297,12 +323,15 @@ namespace tiercc {
 namespace {
 
 // Rank 0 hosts the store itself when no launcher does (mpirun, torchrun, explicit init):
-// it tries to bind the address; if that fails, someone else serves it and rank 0 connects.
-std::shared_ptr<TcpStoreServer> maybeHostStore(const std::string& host, std::uint16_t port, int rank) {
+// it tries to bind the address; if that fails, someone else serves it and rank 0 connects. A
+// one-rank job may pass port 0, which asks the kernel for a free port.
+std::shared_ptr<TcpStoreServer> maybeHostStore(const std::string& host, std::uint16_t port, int rank, int size) {
   if (rank != 0 || std::getenv("TIERCC_LOCAL_LAUNCH")) return nullptr;
+  TIERCC_REQUIRE_ARG(port != 0 || size == 1, "store address ", host,
+                     ":0: port 0 (any free port) works only for a one-rank job, whose peers need not find it");
   try {
     auto server = std::make_shared<TcpStoreServer>(host, port);
-    TIERCC_LOG(Info, Store) << "rank 0 hosts the store at " << host << ":" << port;
+    TIERCC_LOG(Info, Store) << "rank 0 hosts the store at " << host << ":" << server->port();
     return server;
   } catch (const Error& e) {
     TIERCC_LOG(Info, Store) << "not hosting the store at " << host << ":" << port << " (" << e.what()
@@ -333,10 +362,11 @@ Communicator::Communicator(const std::string& storeAddr, int worldSize, int rank
   TIERCC_REQUIRE_ARG(rank >= 0 && rank < worldSize, "rank ", rank, " is not in [0, ", worldSize, ")");
   std::string host;
   std::uint16_t port = 0;
-  parseHostPort(storeAddr, host, port);
+  parseHostPort(storeAddr, host, port, worldSize == 1);  // a one-rank job may ask for any free port
   CommSetup setup;
-  setup.hostedServer = maybeHostStore(host, port, rank);
-  setup.storeAddr = storeAddr;
+  setup.hostedServer = maybeHostStore(host, port, rank, worldSize);
+  if (setup.hostedServer) port = setup.hostedServer->port();  // the one the kernel chose for port 0
+  setup.storeAddr = host + ":" + std::to_string(port);
   setup.baseStore = connectTcpStore(host, port, Deadline::after(params::getDuration("TIERCC_TIMEOUT")));
   setup.prefix = rootPrefix(*setup.baseStore, rank);
   setup.rank = rank;

@@ -7,10 +7,10 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <vector>
 
-#include "exec/context.hpp"
+#include "core/errors.hpp"
+#include "exec/call.hpp"
 #include "plan/selector.hpp"
 #include "runtime/op_queue.hpp"
 #include "runtime/rank_info.hpp"
@@ -32,6 +32,12 @@ struct CommSetup {
   int rank = 0;
   int size = 0;
   std::optional<int> forcedDomain;  ///< a split keeps its parent's domains
+};
+
+/// An asynchronous call's arguments with the arrays it points to, owned by the call.
+struct OwnedCall {
+  CallArgs args;
+  std::vector<std::size_t> sendCounts, sendDispls, recvCounts, recvDispls;
 };
 
 class Communicator::Impl {
@@ -58,33 +64,23 @@ class Communicator::Impl {
   bool aborted() const { return aborted_.load(); }
   std::unique_ptr<Impl> split(int color, int key);
 
-  /// A collective's body, borrowed for the length of the call: unlike std::function, it never
-  /// allocates (a blocking call runs a few hundred nanoseconds; an allocation is a tenth of it).
-  class BodyRef {
-   public:
-    template <class Fn, class = std::enable_if_t<!std::is_same_v<std::remove_cvref_t<Fn>, BodyRef>>>
-    BodyRef(Fn&& fn)  // NOLINT(google-explicit-constructor): a view of any callable
-        : fn_(const_cast<void*>(static_cast<const void*>(&fn))),
-          call_([](void* f, CollContext& ctx) { (*static_cast<std::remove_reference_t<Fn>*>(f))(ctx); }) {}
-    void operator()(CollContext& ctx) const { call_(fn_, ctx); }
-
-   private:
-    void* fn_;
-    void (*call_)(void*, CollContext&);
-  };
-
-  /// Runs a collective in order with the others: inline (blocking) or on the worker (async).
-  void runBlocking(const char* name, BodyRef body);
-  Work runAsync(const char* name, std::function<void(CollContext&)> body);
-  /// Runs a send (isSend) or receive with `peer`, in order with the collectives.
-  void runPointToPoint(bool isSend, int peer, BodyRef body);
+  /// Runs a collective in order with the others: inline (blocking) or on the worker (async,
+  /// with arrays the call owns: an all-to-allv's counts need not outlive the call).
+  void runBlocking(const char* name, const CallArgs& args);
+  Work runAsync(const char* name, std::shared_ptr<const OwnedCall> call);
+  /// Runs a send (args.coll == Send) or receive with args.peer, in order with the collectives.
+  void runPointToPoint(const CallArgs& args);
   /// Symmetric memory (runtime/symmetric_calls.cpp): collective over the communicator.
   void* allocShared(std::size_t bytes);
   void freeShared(void* p);
 
  private:
   void initTiers();
-  void execute(const char* name, std::uint64_t seq, BodyRef body);
+  void execute(const char* name, std::uint64_t seq, const CallArgs& args);
+  /// What the planner is asked for `args`.
+  Request requestFor(const CallArgs& args) const;
+  /// Adds a finished call's counts to the statistics.
+  void record(const CallStats& call);
   void writeStatsFile() const;
   void failed(const Error& e);
   void startFailureDetector();
@@ -99,8 +95,14 @@ class Communicator::Impl {
   std::unique_ptr<Domain> domain_;
   std::unique_ptr<Transport> transport_;
   Scratch scratch_;
-  Tuning tuning_;
+  ExecState exec_;                                         // the executor's reusable state
+  CallStats callStats_;                                    // the running call's counts (capacity reused)
+  std::size_t oneShotLimitBytes_ = 0;                      // TIERCC_ALLREDUCE_ONESHOT_BYTES
+  int knomialRadix_ = 2;                                   // TIERCC_KNOMIAL_RADIX
+  std::size_t windowBytes_ = 0;                            // the domain's (what plans are cut to)
+  const SymmetricMemory* symmetric_ = nullptr;             // the domain's symmetric heap, if it has one
   AlgoOverrides algoOverrides_;                            // TIERCC_ALGO
+  std::optional<Path> pathOverride_;                       // TIERCC_PATH
   TierModel tierModel_;                                    // what the cost model assumes of the tiers
   std::string tierModelSource_ = "configured";             // ... and where it came from (TIERCC_TUNE_PROBE)
   std::unique_ptr<Selector> selector_;                     // built once the topology is known
@@ -111,9 +113,21 @@ class Communicator::Impl {
   std::uint64_t splitCount_ = 0;
   std::vector<std::uint64_t> sendSeq_, recvSeq_;  // per peer: messages sent / received so far
   mutable std::mutex statsMutex_;
-  TierStats stats_;
+  /// What the calls so far moved (stats() turns it into TierStats): no strings, so that
+  /// recording a call allocates and copies nothing but counters.
+  struct Totals {
+    std::uint64_t collectives = 0, scaleUpBytes = 0, scaleOutBytes = 0, scaleOutBoundBytes = 0;
+    Algorithm algorithm = Algorithm::Hierarchical;  // of the last call
+    Path path = Path::Staged;
+    struct Step {
+      StepKind kind;
+      Tier tier;
+      StepCount counts;
+    };
+    std::vector<Step> lastSteps;
+  } totals_;
   std::atomic<bool> aborted_{false};
-  std::exception_ptr brokenBy_;  // the error that stopped this communicator, if any
+  std::exception_ptr brokenBy_;      // the error that stopped this communicator, if any
   std::atomic<bool> broken_{false};  // brokenBy_ is set: lets every call check without the lock
   std::unique_ptr<FailureDetector> detector_;
   OpQueue queue_;  // shut down first in ~Impl, so queued work finishes while the tiers exist

@@ -41,12 +41,14 @@ TierModel Cluster::tierModel() const {
   m.scaleUp = scaleUp;
   m.scaleOut = scaleOut;
   m.transportInside = flatInsideOnScaleUp ? scaleUp : scaleOut;
+  m.fabricBytesPerSec = fabricBytesPerSec();
   return m;
 }
 
 std::string Cluster::describe() const {
   std::ostringstream out;
-  out << "cluster " << name << ": " << gpus << " GPUs in " << numDomains() << (numDomains() == 1 ? " domain of " : " domains of ") << domainSize << "\n"
+  out << "cluster " << name << ": " << gpus << " GPUs in " << numDomains()
+      << (numDomains() == 1 ? " domain of " : " domains of ") << domainSize << "\n"
       << "  scale-up per GPU and direction:  " << units::formatBandwidth(scaleUp.bytesPerSec) << ", "
       << units::formatLatency(scaleUp.latencySec) << " per step\n"
       << "  scale-out per GPU and direction: " << units::formatBandwidth(scaleOut.bytesPerSec) << ", "
@@ -55,7 +57,8 @@ std::string Cluster::describe() const {
   out << "\n  a domain: " << units::formatBandwidth(domainSize * scaleUp.bytesPerSec) << " inside, "
       << units::formatBandwidth(domainSize * scaleOut.bytesPerSec) << " out ("
       << scaleUp.bytesPerSec / scaleOut.bytesPerSec << ":1)";
-  if (!flatInsideOnScaleUp) out << "\n  flat algorithms' messages inside a domain take the transport (tiercc's runtime)";
+  if (!flatInsideOnScaleUp)
+    out << "\n  flat algorithms' messages inside a domain take the transport (tiercc's runtime)";
   return out.str();
 }
 

@@ -6,18 +6,18 @@
 #include <string>
 #include <vector>
 
+#include "core/link_model.hpp"
 #include "plan/cost_model.hpp"
 #include "plan/plan.hpp"
-#include "core/link_model.hpp"
 
 namespace tiercc::sim {
 
 struct Cluster {
   std::string name = "custom";
-  int gpus = 0;          ///< ranks in all
-  int domainSize = 0;    ///< G: ranks per scale-up domain (the last domain may be smaller)
-  LinkSpec scaleUp;      ///< per rank and direction: its port into the domain's switch
-  LinkSpec scaleOut;     ///< per rank and direction: its NIC (all of its NICs together)
+  int gpus = 0;        ///< ranks in all
+  int domainSize = 0;  ///< G: ranks per scale-up domain (the last domain may be smaller)
+  LinkSpec scaleUp;    ///< per rank and direction: its port into the domain's switch
+  LinkSpec scaleOut;   ///< per rank and direction: its NIC (all of its NICs together)
   /// The scale-out core carries 1/oversub of what all NICs can send: when more than 1/oversub
   /// of the NICs send across domains at once, they share that capacity. 1 = non-blocking.
   double oversub = 1;
@@ -28,7 +28,8 @@ struct Cluster {
   int numDomains() const { return domainSize > 0 ? (gpus + domainSize - 1) / domainSize : 0; }
   /// Domains of domainSize ranks numbered domain by domain; the last holds the remainder.
   Shape shape() const;
-  /// The cost model's view: scaleUp, scaleOut, and transportInside per flatInsideOnScaleUp.
+  /// The cost model's view: scaleUp, scaleOut, transportInside per flatInsideOnScaleUp, and
+  /// the fabric's capacity.
   TierModel tierModel() const;
   /// Capacity of the scale-out core in bytes per second (all NICs / oversub).
   double fabricBytesPerSec() const { return gpus * scaleOut.bytesPerSec / oversub; }

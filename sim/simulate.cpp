@@ -3,9 +3,10 @@
 
 #include <algorithm>
 
-#include "plan/selector.hpp"
 #include "core/errors.hpp"
 #include "core/params.hpp"
+#include "plan/registry.hpp"
+#include "plan/selector.hpp"
 #include "sim/network.hpp"
 
 namespace tiercc::sim {
@@ -25,6 +26,9 @@ bool railsBySymmetry(const Step& st, const Shape& s) {
 Result symmetric(const Plan& plan, const Shape& s, const Cluster& c) {
   Result r;
   const TierModel model = c.tierModel();
+  const Price priced = price(plan, model);  // the runtime's own price: the selector's
+  r.seconds = priced.seconds;
+  r.stepSeconds = priced.stepSeconds;
   const int rails = s.minDomainSize();
   r.railBytes.assign(rails, 0.0);
   std::vector<int> local(s.size());
@@ -34,16 +38,13 @@ Result symmetric(const Plan& plan, const Shape& s, const Cluster& c) {
   }
   double outBusy = 0, upBusy = 0;
   for (const Step& st : plan.steps) {
-    const LinkSpec& link = model.linkFor(st);
-    const double fabric = over(double(st.scaleOutBytes), c.fabricBytesPerSec());
-    const double bw = std::max(over(st.busiestBytes, link.bytesPerSec), fabric);
-    const double seconds = st.latencySteps * link.latencySec + bw;
-    r.stepSeconds.push_back(seconds);
-    r.fabricSeconds += fabric;
+    r.fabricSeconds += over(double(st.scaleOutBytes), c.fabricBytesPerSec());
     r.scaleUpBytes += double(st.scaleUpBytes);
     r.scaleOutBytes += double(st.scaleOutBytes);
-    if (st.tier == Tier::ScaleOut) outBusy += st.busiestBytes;
-    else upBusy += st.busiestBytes;
+    if (st.tier == Tier::ScaleOut)
+      outBusy += st.busiestBytes;
+    else
+      upBusy += st.busiestBytes;
     if (railsBySymmetry(st, s)) {
       for (double& b : r.railBytes) b += double(st.scaleOutBytes) / rails;
     } else if (flowCount(st, s) > kExactMaxFlows) {
@@ -54,7 +55,6 @@ Result symmetric(const Plan& plan, const Shape& s, const Cluster& c) {
       });
     }
   }
-  r.seconds = plan.combine(r.stepSeconds);
   r.busiestScaleOut = {"a NIC, one direction (the busiest of every scale-out step)", outBusy,
                        over(outBusy, c.scaleOut.bytesPerSec)};
   r.busiestScaleUp = {"a scale-up port, one direction (the busiest of every scale-up step)", upBusy,
@@ -93,10 +93,8 @@ Result exact(const Plan& plan, const Shape& s, const Cluster& c) {
         upIn[i] += loads.upIn()[i];
       }
     } else {
-      // No per-rank description: the step as the plan prices it, its bytes spread evenly.
-      Plan one;
-      one.steps.push_back(st);
-      seconds = symmetric(one, s, c).seconds;
+      // No per-rank description: the step as the cost model prices it, its bytes spread evenly.
+      seconds = stepSeconds(st, model);
       r.scaleUpBytes += double(st.scaleUpBytes);
       r.scaleOutBytes += double(st.scaleOutBytes);
       auto& busy = st.tier == Tier::ScaleOut ? nicOut : upIn;
@@ -115,7 +113,8 @@ Result exact(const Plan& plan, const Shape& s, const Cluster& c) {
                            std::to_string(s.domainOf[rank]) + ", rail " + std::to_string(loads.localRank(rank)) + ")",
                        *it, over(*it, bw)};
   };
-  const BusiestLink o = busiest(nicOut, "NIC out", c.scaleOut.bytesPerSec), i = busiest(nicIn, "NIC in", c.scaleOut.bytesPerSec);
+  const BusiestLink o = busiest(nicOut, "NIC out", c.scaleOut.bytesPerSec),
+                    i = busiest(nicIn, "NIC in", c.scaleOut.bytesPerSec);
   r.busiestScaleOut = o.bytes >= i.bytes ? o : i;
   const BusiestLink uo = busiest(upOut, "scale-up port out", model.scaleUp.bytesPerSec),
                     ui = busiest(upIn, "scale-up port in", model.scaleUp.bytesPerSec);
@@ -127,13 +126,19 @@ Result exact(const Plan& plan, const Shape& s, const Cluster& c) {
 
 Plan planFor(const std::string& algorithm, const Request& req, const Shape& shape, const Cluster& cluster) {
   if (algorithm != "auto") {
-    const std::string why = unsupportedReason(algorithm, req, shape);
+    std::string why = unknownAlgorithmReason(req.coll, algorithm);
+    Algorithm a = Algorithm::Hierarchical;
+    if (why.empty()) {
+      parseAlgorithm(algorithm, a);
+      why = unsupportedReason(a, req, shape);
+    }
     if (!why.empty()) fail(ErrorCode::InvalidArgument, "--algo ", algorithm, ": ", why);
-    return buildPlan(algorithm, req, shape);
+    return buildPlan(a, req, shape);
   }
-  const std::size_t oneShot = static_cast<std::size_t>(std::max<std::int64_t>(0, params::getInt("TIERCC_ALLREDUCE_ONESHOT_BYTES")));
-  Selector selector(shape, cluster.tierModel(), AlgoOverrides{}, oneShot);
-  return buildPlan(std::string(selector.choose(req)), req, shape);
+  const std::size_t oneShot =
+      static_cast<std::size_t>(std::max<std::int64_t>(0, params::getInt("TIERCC_ALLREDUCE_ONESHOT_BYTES")));
+  const Selector selector(shape, cluster.tierModel(), AlgoOverrides{}, oneShot);
+  return buildPlan(selector.decide(req), req, shape);
 }
 
 Result simulate(const Plan& plan, const Shape& shape, const Cluster& cluster, Mode mode) {
@@ -143,18 +148,22 @@ Result simulate(const Plan& plan, const Shape& shape, const Cluster& cluster, Mo
 double busFactor(Collective c, int n) {
   if (n <= 1) return 1;
   switch (c) {
-    case Collective::AllReduce: return 2.0 * (n - 1) / n;
+    case Collective::AllReduce:
+      return 2.0 * (n - 1) / n;
     case Collective::ReduceScatter:
     case Collective::AllGather:
     case Collective::AllToAll:
-    case Collective::AllToAllv: return double(n - 1) / n;
-    default: return 1;
+    case Collective::AllToAllv:
+      return double(n - 1) / n;
+    default:
+      return 1;
   }
 }
 
 double boundSeconds(const Plan& plan, const Shape& shape, const Cluster& cluster) {
   const double perNic = double(plan.boundBytes) / std::max(1, shape.size());
-  return std::max(over(perNic, cluster.scaleOut.bytesPerSec), over(double(plan.boundBytes), cluster.fabricBytesPerSec()));
+  return std::max(over(perNic, cluster.scaleOut.bytesPerSec),
+                  over(double(plan.boundBytes), cluster.fabricBytesPerSec()));
 }
 
 }  // namespace tiercc::sim

@@ -1,6 +1,6 @@
 // The hierarchical allreduce across domains, where a domain's ranks read each other's buffers
 // (TierStats::scaleUpPath): zero copy on symmetric memory, cross-memory attach on ordinary
-// buffers, staged windows otherwise, and a domain of one always staged. Each domain decides
+// buffers (forced with TIERCC_PATH), staged windows otherwise, and a domain of one always staged. Each domain decides
 // alone, so one job mixes them: domains of 2, 2 and 1 ranks. Every result is checked exactly,
 // in and out of place, over several pipelined rounds, and the slow tier carries the bound.
 #include <gtest/gtest.h>
@@ -45,8 +45,8 @@ void check(Communicator& c, float* a, float* b, const std::string& want, const s
       const TierStats after = c.stats();
       const std::string what = kind + (inPlace ? " in place, " : " out of place, ") + toString(op);
       for (std::size_t i = 0; i < kCount; ++i)
-        TIERCC_CHECK(out[i] == expected(op, i), what << ": element " << i << " is " << out[i] << ", expected "
-                                                     << expected(op, i));
+        TIERCC_CHECK(out[i] == expected(op, i),
+                     what << ": element " << i << " is " << out[i] << ", expected " << expected(op, i));
       TIERCC_CHECK(after.scaleUpPath == want, what << ": took the " << after.scaleUpPath << " path, expected " << want);
       TIERCC_CHECK(after.algorithm == "hierarchical", what << ": ran " << after.algorithm);
       // The smallest domain has one rank: one rail, and the ranks beyond it send nothing across.
@@ -81,10 +81,13 @@ TEST(DirectAcrossDomains, EachDomainTakesItsOwnPath) {
 
         // Ordinary buffers: cross-memory attach, required (a kernel that forbids it fails the
         // split with a message, and the test skips saying so; a domain of one stays staged).
+        // Forced (TIERCC_PATH): the cost model may price staging cheaper on this host.
         setenv("TIERCC_SHM_COPY", "cma", 1);
+        setenv("TIERCC_PATH", "cma", 1);
         Communicator cma = c.split(0, rank);
         check(cma, a.data(), b.data(), alone ? "staged" : "cma", "ordinary");
 
+        setenv("TIERCC_PATH", "auto", 1);
         setenv("TIERCC_SHM_COPY", "staged", 1);
         Communicator staged = c.split(0, rank);
         check(staged, a.data(), b.data(), "staged", "ordinary under TIERCC_SHM_COPY=staged");

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
 #include "tests/collective_checks.hpp"
 #include "tests/support/expect_error.hpp"
@@ -47,6 +48,17 @@ std::string name(const Regions& m, const char* coll, DataType dt, std::size_t co
 }
 
 Buffer bytesAt(const std::uint8_t* p, std::size_t n) { return Buffer(p, p + n); }
+
+// "byte 12 of 40: 0x33, expected 0x07" for the first difference, for the failure message.
+std::string firstDifference(const Buffer& got, const Buffer& want) {
+  std::size_t i = 0;
+  while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
+  if (i == got.size() && i == want.size()) return "no difference";
+  std::ostringstream out;
+  out << "byte " << i << " of " << want.size() << ": 0x" << std::hex << (i < got.size() ? int(got[i]) : -1)
+      << ", expected 0x" << (i < want.size() ? int(want[i]) : -1);
+  return out.str();
+}
 
 void checkAllreduce(Communicator& c, const Regions& m, DataType dt, ReduceOp op, std::size_t count, bool inPlace) {
   const std::string what = name(m, "allreduce", dt, count, inPlace) + " " + toString(op);
@@ -102,7 +114,8 @@ void checkAllgather(Communicator& c, const Regions& m, DataType dt, std::size_t 
     std::memcpy(m.a, mine.data(), block);
     c.allgather(m.a, m.b, count, dt);
   }
-  TIERCC_CHECK(bytesAt(m.b, want.size()) == want, what << ": wrong data");
+  TIERCC_CHECK(bytesAt(m.b, want.size()) == want,
+               what << ": wrong data, " << firstDifference(bytesAt(m.b, want.size()), want));
 }
 
 void checkAlltoall(Communicator& c, const Regions& m, DataType dt, std::size_t count, bool inPlace) {
@@ -117,7 +130,8 @@ void checkAlltoall(Communicator& c, const Regions& m, DataType dt, std::size_t c
   std::uint8_t* out = inPlace ? m.a : m.b;
   if (!inPlace) std::memset(m.b, 0x55, in.size());
   c.alltoall(m.a, out, count, dt);
-  TIERCC_CHECK(bytesAt(out, want.size()) == want, what << ": wrong data");
+  TIERCC_CHECK(bytesAt(out, want.size()) == want,
+               what << ": wrong data, " << firstDifference(bytesAt(out, want.size()), want));
 }
 
 void checkBroadcast(Communicator& c, const Regions& m, DataType dt, std::size_t count, int root, bool inPlace) {
@@ -127,7 +141,8 @@ void checkBroadcast(Communicator& c, const Regions& m, DataType dt, std::size_t 
   std::memset(m.b, 0x22, want.size());
   if (c.rank() == root) std::memcpy(inPlace ? m.b : m.a, want.data(), want.size());
   c.broadcast(inPlace ? m.b : (c.rank() == root ? m.a : nullptr), m.b, count, dt, root);
-  TIERCC_CHECK(bytesAt(m.b, want.size()) == want, what << ": wrong data");
+  TIERCC_CHECK(bytesAt(m.b, want.size()) == want,
+               what << ": wrong data, " << firstDifference(bytesAt(m.b, want.size()), want));
 }
 
 void runCases(Communicator& c, const Regions& m) {

@@ -1,9 +1,10 @@
 // Plans, the cost model and the selector, as pure functions: no ranks, no network.
 #include <gtest/gtest.h>
 
-#include "plan/cost_model.hpp"
-#include "plan/selector.hpp"
 #include "core/errors.hpp"
+#include "plan/cost_model.hpp"
+#include "plan/registry.hpp"
+#include "plan/selector.hpp"
 
 namespace tiercc {
 namespace {
@@ -41,9 +42,11 @@ TEST(Plan, NoPlanSendsFewerSlowTierBytesThanTheBound) {
   for (const Shape& s : shapes())
     for (int c = 0; c < kNumCollectives; ++c) {
       const Request req = request(static_cast<Collective>(c), 12 * 5 * 7 * 1024);  // divisible by every size here
-      for (const std::string& algo : algorithmsFor(req.coll)) {
-        if (!unsupportedReason(algo, req, s).empty()) continue;
-        const Plan p = buildPlan(algo, req, s);
+      if (req.coll == Collective::Send || req.coll == Collective::Recv) continue;
+      for (const AlgorithmEntry* e : algorithmsFor(req.coll)) {
+        if (!unsupportedReason(e->algorithm, req, s).empty()) continue;
+        const Plan p = buildPlan(e->algorithm, req, s);
+        const char* algo = toString(e->algorithm);
         EXPECT_GE(p.scaleOutBytes(), p.boundBytes) << toString(req.coll) << ":" << algo << " on " << name(s);
         if (s.numDomains() == 1) {
           EXPECT_EQ(p.scaleOutBytes(), 0u) << toString(req.coll) << ":" << algo << " on " << name(s);
@@ -57,7 +60,7 @@ TEST(Plan, HierarchicalIsAtTheBound) {
     for (Collective c : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather, Collective::Broadcast,
                          Collective::Reduce, Collective::AllToAll}) {
       const Request req = request(c, 12 * 5 * 7 * 1024);
-      const Plan p = buildPlan("hierarchical", req, s);
+      const Plan p = buildPlan(Algorithm::Hierarchical, req, s);
       EXPECT_EQ(p.scaleOutBytes(), p.boundBytes) << toString(c) << " on " << name(s);
     }
 }
@@ -66,7 +69,7 @@ TEST(Plan, FlatRingCrossesMoreThanTheBound) {
   // 2 domains x 2: the ring 0-1-2-3 crosses twice, each crossing carrying 2 (p-1)/p S.
   const Shape s = Shape::uniformDomains(2, 2);
   const Request req = request(Collective::AllReduce, 1 << 20);
-  const Plan ring = buildPlan("ring", req, s), hier = buildPlan("hierarchical", req, s);
+  const Plan ring = buildPlan(Algorithm::Ring, req, s), hier = buildPlan(Algorithm::Hierarchical, req, s);
   const std::uint64_t S = 4u << 20;
   EXPECT_EQ(ring.scaleOutBytes(), 2 * (2 * 3 * S / 4));
   EXPECT_EQ(hier.scaleOutBytes(), 2 * S);  // 2 (D-1) S summed over ranks
@@ -85,22 +88,28 @@ TEST(Plan, BoundsFollowTheirFormulas) {
   EXPECT_EQ(slowTierBound(request(Collective::AllToAll, 100), s), 12 * 8 * B);
 }
 
-TEST(Plan, OneRankMovesNothing) {
-  const Plan p = buildPlan("ring", request(Collective::AllReduce, 1000), Shape::uniformDomains(1, 1));
-  EXPECT_TRUE(p.steps.empty());
+TEST(Plan, OneRankMovesNothingAcrossAnyTier) {
+  for (int c = 0; c < kNumCollectives; ++c) {
+    const Request req = request(static_cast<Collective>(c), 1000);
+    if (req.coll == Collective::Send || req.coll == Collective::Recv) continue;
+    for (const AlgorithmEntry* e : algorithmsFor(req.coll)) {
+      const Plan p = buildPlan(e->algorithm, req, Shape::uniformDomains(1, 1));
+      EXPECT_EQ(p.scaleOutBytes() + p.scaleUpBytes(), 0u) << toString(req.coll) << ":" << toString(e->algorithm);
+    }
+  }
 }
 
 TEST(Plan, OneShotNeedsUniformDomainsAndAWindow) {
   Shape uneven;
   uneven.domainSizes = {3, 1};
   uneven.domainOf = {0, 0, 0, 1};
-  EXPECT_NE(unsupportedReason("one_shot", request(Collective::AllReduce, 16), uneven), "");
+  EXPECT_NE(unsupportedReason(Algorithm::OneShot, request(Collective::AllReduce, 16), uneven), "");
   Request big = request(Collective::AllReduce, 1 << 20);
   big.windowBytes = 1 << 20;
-  EXPECT_NE(unsupportedReason("one_shot", big, Shape::uniformDomains(2, 2)), "");
-  EXPECT_EQ(unsupportedReason("one_shot", request(Collective::AllReduce, 16), Shape::uniformDomains(2, 2)), "");
-  EXPECT_NE(unsupportedReason("bogus", request(Collective::AllReduce, 16), Shape::uniformDomains(2, 2)).find("ring"),
-            std::string::npos);
+  EXPECT_NE(unsupportedReason(Algorithm::OneShot, big, Shape::uniformDomains(2, 2)), "");
+  EXPECT_EQ(unsupportedReason(Algorithm::OneShot, request(Collective::AllReduce, 16), Shape::uniformDomains(2, 2)), "");
+  EXPECT_NE(unknownAlgorithmReason(Collective::AllReduce, "bogus").find("ring"), std::string::npos);
+  EXPECT_NE(unsupportedReason(Algorithm::Bruck, request(Collective::AllReduce, 16), uneven), "");
 }
 
 TEST(CostModel, PricesLatencyAndBandwidthPerStep) {
@@ -136,19 +145,28 @@ TEST(CostModel, PipelinedPlansOverlapTheTiers) {
   up.tier = Tier::ScaleUp;
   out.tier = Tier::ScaleOut;
   p.steps = {up, out, up};
-  // Sequential: the sum. Pipelined over 4 rounds: the busier tier (out, 6 s) plus a quarter of
-  // the other (up, 1 + 3 s) for filling and draining the pipeline.
+  p.fragments = 4;
+  // Sequential: the sum. Pipelined over 4 fragments: the busier tier (out, 6 s) plus a quarter
+  // of the other (up, 1 + 3 s) for filling and draining the pipeline.
   EXPECT_DOUBLE_EQ(p.combine({1, 6, 3}), 10);
-  p.pipelinedRounds = 4;
+  p.slots = 2;
   EXPECT_DOUBLE_EQ(p.combine({1, 6, 3}), 6 + 4.0 / 4);
   EXPECT_DOUBLE_EQ(p.combine({5, 1, 5}), 10 + 1.0 / 4);
 
-  // The hierarchical allreduce across domains runs half-window rounds, two in flight.
+  // Across domains every hierarchical collective runs half-window fragments, two in flight.
   Request r = request(Collective::AllReduce, 64u << 20);  // 256 MiB of f32
   r.windowBytes = 4u << 20;
-  EXPECT_DOUBLE_EQ(buildPlan("hierarchical", r, Shape::uniformDomains(2, 4)).pipelinedRounds, 128);
-  EXPECT_DOUBLE_EQ(buildPlan("hierarchical", r, Shape::uniformDomains(1, 4)).pipelinedRounds, 0);
-  EXPECT_DOUBLE_EQ(buildPlan("ring", r, Shape::uniformDomains(2, 4)).pipelinedRounds, 0);
+  const Plan across = buildPlan(Algorithm::Hierarchical, r, Shape::uniformDomains(2, 4));
+  EXPECT_EQ(across.slots, 2u);
+  EXPECT_EQ(across.fragments, 128u);
+  EXPECT_EQ(buildPlan(Algorithm::Hierarchical, r, Shape::uniformDomains(1, 4)).slots, 1u);
+  EXPECT_EQ(buildPlan(Algorithm::Ring, r, Shape::uniformDomains(2, 4)).slots, 1u);
+  for (Collective c : {Collective::ReduceScatter, Collective::AllGather, Collective::Broadcast, Collective::Reduce,
+                       Collective::AllToAll}) {
+    const Plan plan = buildPlan(Algorithm::Hierarchical, request(c, 4u << 20), Shape::uniformDomains(2, 2));
+    EXPECT_EQ(plan.slots, 2u) << toString(c);
+    EXPECT_GT(plan.fragments, 1u) << toString(c);
+  }
 }
 
 TierModel clusterLike() {
@@ -166,30 +184,30 @@ TEST(Selector, PicksByPrice) {
   // domains a plan above the bound may be faster, by using more links than the rails.
   for (const Shape& s : {Shape::uniformDomains(2, 4), Shape::uniformDomains(4, 8), Shape::uniformDomains(3, 3)}) {
     Selector sel(s, clusterLike(), AlgoOverrides{}, 16384);
-    EXPECT_EQ(sel.choose(request(Collective::AllReduce, 4)), "one_shot") << name(s);  // latency wins
+    EXPECT_EQ(sel.decide(request(Collective::AllReduce, 4)), Algorithm::OneShot) << name(s);  // latency wins
     for (Collective c : {Collective::AllReduce, Collective::AllToAll, Collective::AllGather}) {
       const Request big = request(c, 16 << 20);
-      const std::string algo(sel.choose(big));
-      const Plan chosen = buildPlan(algo, big, s);
+      const Plan& chosen = sel.choose(big).staged();
+      const char* algo = toString(chosen.algorithm);
       EXPECT_EQ(chosen.scaleOutBytes(), chosen.boundBytes) << toString(c) << " on " << name(s) << ": " << algo;
-      EXPECT_NE(algo, "ring") << toString(c) << " on " << name(s);
+      EXPECT_NE(chosen.algorithm, Algorithm::Ring) << toString(c) << " on " << name(s);
     }
   }
 }
 
 TEST(Selector, OneShotLimitIsAnUpperBound) {
   Selector sel(Shape::uniformDomains(2, 4), clusterLike(), AlgoOverrides{}, 0);
-  EXPECT_NE(sel.choose(request(Collective::AllReduce, 4)), "one_shot");
+  EXPECT_NE(sel.decide(request(Collective::AllReduce, 4)), Algorithm::OneShot);
 }
 
 TEST(Selector, OverridesWinAndCannotBeSilentlyIgnored) {
   AlgoOverrides o = parseAlgoOverrides("allreduce:ring,alltoall:bruck,broadcast:auto");
-  EXPECT_EQ(o[static_cast<int>(Collective::AllReduce)], "ring");
-  EXPECT_EQ(o[static_cast<int>(Collective::AllToAll)], "bruck");
-  EXPECT_EQ(o[static_cast<int>(Collective::Broadcast)], "");
+  EXPECT_EQ(o[static_cast<int>(Collective::AllReduce)], Algorithm::Ring);
+  EXPECT_EQ(o[static_cast<int>(Collective::AllToAll)], Algorithm::Bruck);
+  EXPECT_FALSE(o[static_cast<int>(Collective::Broadcast)].has_value());
   Selector sel(Shape::uniformDomains(2, 4), clusterLike(), o, 16384);
-  EXPECT_EQ(sel.choose(request(Collective::AllReduce, 64 << 20)), "ring");
-  EXPECT_EQ(sel.choose(request(Collective::AllToAll, 1 << 20)), "bruck");
+  EXPECT_EQ(sel.decide(request(Collective::AllReduce, 64 << 20)), Algorithm::Ring);
+  EXPECT_EQ(sel.choose(request(Collective::AllToAll, 1 << 20)).algorithm, Algorithm::Bruck);
   // Forced one_shot on uneven domains is an error that says why, not a fallback.
   Shape uneven;
   uneven.domainSizes = {3, 1};

@@ -6,8 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "plan/cost_model.hpp"
 #include "core/errors.hpp"
+#include "plan/cost_model.hpp"
+#include "plan/registry.hpp"
 #include "sim/network.hpp"
 #include "sim/options.hpp"
 #include "sim/simulate.hpp"
@@ -66,10 +67,18 @@ TEST(SimOptions, BandwidthsNeedBitsOrBytes) {
   EXPECT_DOUBLE_EQ(parse({"--preset", "h100-8x400g", "--scaleout", "800Gb/s"}).cluster.scaleOut.bytesPerSec, 100e9);
   EXPECT_DOUBLE_EQ(parse({"--preset", "h100-8x400g", "--scaleout", "800Gbit/s"}).cluster.scaleOut.bytesPerSec, 100e9);
   EXPECT_DOUBLE_EQ(parse({"--preset", "h100-8x400g", "--scaleup", "900GB/s"}).cluster.scaleUp.bytesPerSec, 900e9);
-  EXPECT_NE(errorOf([] { parse({"--preset", "h100-8x400g", "--scaleout", "800"}); }).find("needs a unit"), std::string::npos);
-  EXPECT_NE(errorOf([] { parse({"--preset", "h100-8x400g", "--scaleout", "800G/s"}); }).find("bits or bytes"),
+  EXPECT_NE(errorOf([] {
+              parse({"--preset", "h100-8x400g", "--scaleout", "800"});
+            }).find("needs a unit"),
             std::string::npos);
-  EXPECT_NE(errorOf([] { parse({"--preset", "h100-8x400g", "--scaleout-latency", "5"}); }).find("unit"), std::string::npos);
+  EXPECT_NE(errorOf([] {
+              parse({"--preset", "h100-8x400g", "--scaleout", "800G/s"});
+            }).find("bits or bytes"),
+            std::string::npos);
+  EXPECT_NE(errorOf([] {
+              parse({"--preset", "h100-8x400g", "--scaleout-latency", "5"});
+            }).find("unit"),
+            std::string::npos);
   EXPECT_NE(errorOf([] { parse({"--gpus", "16"}); }).find("--preset"), std::string::npos);
   EXPECT_NE(errorOf([] { parse({"--preset", "nope"}); }).find("gb300-nvl72-cx8"), std::string::npos);
 }
@@ -146,10 +155,12 @@ TEST(SimModes, SymmetricIsTheRuntimesCostModelOnANonBlockingFabric) {
   for (const char* op : {"allreduce", "allgather", "reduce_scatter", "alltoall", "broadcast", "reduce"}) {
     Options o = parse({"--preset", "gb300-nvl72-cx8", "--op", op});
     const Request req = requestFor(o, 64ull << 20, s.size());
-    for (const std::string& algo : algorithmsFor(o.coll)) {
-      if (!unsupportedReason(algo, req, s).empty()) continue;
-      const Plan plan = buildPlan(algo, req, s);
-      EXPECT_DOUBLE_EQ(simulate(plan, s, c, Mode::Symmetric).seconds, price(plan, c.tierModel()).seconds) << op << " " << algo;
+    for (const AlgorithmEntry* e : algorithmsFor(o.coll)) {
+      if (!unsupportedReason(e->algorithm, req, s).empty()) continue;
+      const Plan plan = buildPlan(e->algorithm, req, s);
+      const std::string algo = toString(e->algorithm);
+      EXPECT_DOUBLE_EQ(simulate(plan, s, c, Mode::Symmetric).seconds, price(plan, c.tierModel()).seconds)
+          << op << " " << algo;
     }
   }
 }
@@ -170,9 +181,10 @@ TEST(SimModes, SymmetricAndExactAgreeOnUniformShapes) {
         Options o = parse({"--preset", "h100-8x400g", "--op", op});
         const Request req = requestFor(o, bytes, s.size());
         if (req.count == 0) continue;
-        for (const std::string& algo : algorithmsFor(o.coll)) {
-          if (!unsupportedReason(algo, req, s).empty()) continue;
-          const Plan plan = buildPlan(algo, req, s);
+        for (const AlgorithmEntry* e : algorithmsFor(o.coll)) {
+          if (!unsupportedReason(e->algorithm, req, s).empty()) continue;
+          const Plan plan = buildPlan(e->algorithm, req, s);
+          const std::string algo = toString(e->algorithm);
           const Result sym = simulate(plan, s, c, Mode::Symmetric), ex = simulate(plan, s, c, Mode::Exact);
           const std::string what = std::string(op) + " " + algo + " " + std::to_string(bytes) + " B on " +
                                    std::to_string(s.numDomains()) + "x" + std::to_string(s.maxDomainSize());
@@ -189,12 +201,17 @@ TEST(SimModes, SymmetricAndExactAgreeOnUniformShapes) {
             EXPECT_LE(ex.seconds, sym.seconds) << what;
             continue;
           }
-          EXPECT_NEAR(ex.seconds, sym.seconds, 1e-9 * sym.seconds) << what;
-          // The flows carry exactly the plan's slow-tier bytes (what the runtime measures).
-          EXPECT_NEAR(ex.scaleOutBytes, sym.scaleOutBytes, 1e-9 * sym.scaleOutBytes + 1e-9) << what;
+          // The exact mode gives each message of a step the step's average, where the plan
+          // counts every message exactly (the runtime's bytes) and prices the busiest rank's:
+          // they differ by at most a partition's remainder, an element per block of a fragment.
+          // So the flows carry the plan's slow-tier bytes to a millionth, and the times agree to
+          // a ten-thousandth.
+          EXPECT_NEAR(ex.seconds, sym.seconds, 1e-4 * sym.seconds) << what;
+          EXPECT_NEAR(ex.scaleOutBytes, sym.scaleOutBytes, 1e-6 * sym.scaleOutBytes + 1e-9) << what;
           ASSERT_EQ(ex.stepSeconds.size(), sym.stepSeconds.size());
           for (std::size_t i = 0; i < ex.stepSeconds.size(); ++i)
-            EXPECT_NEAR(ex.stepSeconds[i], sym.stepSeconds[i], 1e-9 * sym.stepSeconds[i] + 1e-15) << what << " step " << i;
+            EXPECT_NEAR(ex.stepSeconds[i], sym.stepSeconds[i], 1e-4 * sym.stepSeconds[i] + 1e-15)
+                << what << " step " << i;
           ++compared;
         }
       }
@@ -210,7 +227,7 @@ TEST(SimBound, NoHierarchicalAllreduceSendsLessThanTheBound) {
       const Shape s = c.shape();
       for (std::uint64_t bytes = 1024; bytes <= (1ull << 30); bytes *= 32) {
         Options o = parse({"--preset", preset.name.c_str()});
-        const Plan plan = buildPlan("hierarchical", requestFor(o, bytes, s.size()), s);
+        const Plan plan = buildPlan(Algorithm::Hierarchical, requestFor(o, bytes, s.size()), s);
         for (Mode mode : {Mode::Symmetric, Mode::Exact}) {
           const Result r = simulate(plan, s, c, mode);
           // Exact mode sums per-message doubles: allow their rounding, nothing more.
@@ -229,10 +246,10 @@ TEST(SimScale, HundredThousandGpusPriceEveryAllreduce) {
   const Shape s = o.cluster.shape();
   ASSERT_EQ(s.size(), 100000);
   const Request req = requestFor(o, 1ull << 30, s.size());
-  for (const std::string& algo : algorithmsFor(Collective::AllReduce)) {
-    if (!unsupportedReason(algo, req, s).empty()) continue;
-    const Result r = simulate(buildPlan(algo, req, s), s, o.cluster, Mode::Symmetric);
-    EXPECT_TRUE(std::isfinite(r.seconds) && r.seconds > 0) << algo;
+  for (const AlgorithmEntry* e : algorithmsFor(Collective::AllReduce)) {
+    if (!unsupportedReason(e->algorithm, req, s).empty()) continue;
+    const Result r = simulate(buildPlan(e->algorithm, req, s), s, o.cluster, Mode::Symmetric);
+    EXPECT_TRUE(std::isfinite(r.seconds) && r.seconds > 0) << toString(e->algorithm);
   }
 }
 

@@ -11,11 +11,12 @@
 #include <iostream>
 #include <sstream>
 
-#include "plan/selector.hpp"
-#include "runtime/env.hpp"
 #include "core/params.hpp"
 #include "core/reduce_isa.hpp"
+#include "core/units.hpp"
+#include "runtime/env.hpp"
 #include "tiercc/tiercc.hpp"
+#include "tools/info/plans.hpp"
 #include "tools/info/probes.hpp"
 #include "transport/factory.hpp"
 
@@ -48,46 +49,16 @@ void printDevices(std::ostream& out) {
   tiercc::info::printCudaDevices(out);
 }
 
-// What the selector would choose on D domains x k ranks with this environment's tier model
-// (TIERCC_TUNE_*, TIERCC_EMU_*) and TIERCC_ALGO, and what each candidate costs.
-void printAlgorithms(std::ostream& out, int domains, int domainSize) {
-  using namespace tiercc;
-  const Shape shape = Shape::uniformDomains(domains, domainSize);
-  const TierModel model = TierModel::fromParams();
-  Selector selector(shape, model, parseAlgoOverrides(params::getString("TIERCC_ALGO")),
-                    static_cast<std::size_t>(params::getInt("TIERCC_ALLREDUCE_ONESHOT_BYTES")));
-  out << "algorithms on " << domains << " domains x " << domainSize << " ranks (scale-up " << model.scaleUp.describe()
-      << ", scale-out " << model.scaleOut.describe() << "; predicted time per candidate, * = chosen):\n";
-  for (int c = 0; c < kNumCollectives; ++c) {
-    const auto coll = static_cast<Collective>(c);
-    if (coll == Collective::AllToAllv) continue;  // priced from the counts at run time
-    for (std::size_t bytes : {std::size_t{8}, std::size_t{65536}, std::size_t{1} << 20, std::size_t{64} << 20}) {
-      Request req;
-      req.coll = coll;
-      req.dt = DataType::U8;
-      req.count = coll == Collective::Barrier ? 0 : bytes;
-      req.radix = static_cast<int>(params::getInt("TIERCC_KNOMIAL_RADIX"));
-      if (coll == Collective::AllGather || coll == Collective::ReduceScatter || coll == Collective::AllToAll)
-        req.count = std::max<std::size_t>(1, bytes / shape.size());
-      const std::string chosen(selector.choose(req));
-      out << "  " << std::left << std::setw(15) << toString(coll) << std::right << std::setw(10) << bytes << " B:";
-      for (const std::string& algo : algorithmsFor(coll)) {
-        if (!unsupportedReason(algo, req, shape).empty()) continue;
-        const double us = price(buildPlan(algo, req, shape), model).seconds * 1e6;
-        out << "  " << (algo == chosen ? "*" : "") << algo << " " << std::fixed << std::setprecision(1) << us << "us";
-      }
-      out << "\n";
-      if (coll == Collective::Barrier) break;
-    }
-  }
-}
-
 bool launched() { return std::getenv("TIERCC_RANK") || std::getenv("OMPI_COMM_WORLD_RANK") || std::getenv("RANK"); }
 
 int usage(const char* argv0) {
-  std::cerr << "usage: " << argv0 << " [--params] [--no-devices] [--algorithms DxK]\n"
+  std::cerr << "usage: " << argv0 << " [--params] [--no-devices] [--algorithms DxK] [--plan COLL DxK SIZE [--path P]]\n"
             << "  --params      print only the TIERCC_* parameters with their values and sources\n"
             << "  --algorithms  print what the selector chooses on D domains x K ranks, with the prices\n"
+            << "  --plan        print the plan the selector chooses for COLL (allreduce, alltoall, ...) of SIZE\n"
+            << "                (8, 4K, 16M, 1G as tiercc-perf's -b) on D domains x K ranks, step by step, with\n"
+            << "                each step's tier, group, bytes and predicted time, and the slow tier's bytes\n"
+            << "                against the bound; --path staged (default), zero_copy or cma picks the domain path\n"
             << "  --no-devices  skip the device probes\n";
   return 2;
 }
@@ -96,13 +67,21 @@ int usage(const char* argv0) {
 
 int main(int argc, char** argv) {
   bool paramsOnly = false, devices = true;
-  int algoDomains = 0, algoDomainSize = 0;
+  int algoDomains = 0, algoDomainSize = 0, planDomains = 0, planDomainSize = 0;
+  std::string planColl, planSize, planPath = "staged";
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--params"))
       paramsOnly = true;
     else if (!std::strcmp(argv[i], "--algorithms") && i + 1 < argc) {
       if (std::sscanf(argv[++i], "%dx%d", &algoDomains, &algoDomainSize) != 2 || algoDomains < 1 || algoDomainSize < 1)
         return usage(argv[0]);
+    } else if (!std::strcmp(argv[i], "--plan") && i + 3 < argc) {
+      planColl = argv[++i];
+      if (std::sscanf(argv[++i], "%dx%d", &planDomains, &planDomainSize) != 2 || planDomains < 1 || planDomainSize < 1)
+        return usage(argv[0]);
+      planSize = argv[++i];
+    } else if (!std::strcmp(argv[i], "--path") && i + 1 < argc) {
+      planPath = argv[++i];
     } else if (!std::strcmp(argv[i], "--no-devices"))
       devices = false;
     else
@@ -114,7 +93,12 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (algoDomains > 0) {
-      printAlgorithms(std::cout, algoDomains, algoDomainSize);
+      tiercc::info::printAlgorithms(std::cout, algoDomains, algoDomainSize);
+      return 0;
+    }
+    if (planDomains > 0) {
+      tiercc::info::printPlan(std::cout, planColl, planDomains, planDomainSize,
+                              tiercc::units::parseMessageSize(planSize, "--plan size"), planPath);
       return 0;
     }
     std::ostringstream out;

@@ -5,14 +5,15 @@
 #include <cstring>
 
 #include "core/errors.hpp"
+#include "core/units.hpp"
 
 namespace tiercc::perf {
 namespace {
 
-const std::pair<const char*, Coll> kColls[] = {
-    {"allreduce", Coll::AllReduce}, {"reduce_scatter", Coll::ReduceScatter}, {"allgather", Coll::AllGather},
-    {"broadcast", Coll::Broadcast}, {"reduce", Coll::Reduce}, {"alltoall", Coll::AllToAll},
-    {"sendrecv", Coll::SendRecv}};
+const std::pair<const char*, Coll> kColls[] = {{"allreduce", Coll::AllReduce}, {"reduce_scatter", Coll::ReduceScatter},
+                                               {"allgather", Coll::AllGather}, {"broadcast", Coll::Broadcast},
+                                               {"reduce", Coll::Reduce},       {"alltoall", Coll::AllToAll},
+                                               {"sendrecv", Coll::SendRecv}};
 
 DataType parseType(const std::string& t) {
   for (int i = 0; i < kNumDataTypes; ++i)
@@ -46,14 +47,7 @@ const char* collName(Coll c) {
   return "?";
 }
 
-std::size_t parseSize(const std::string& text, const std::string& what) {
-  char* end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  std::string unit = end ? end : "";
-  double scale = unit.empty() || unit == "B" ? 1 : unit == "K" ? 1024.0 : unit == "M" ? 1048576.0 : unit == "G" ? 1073741824.0 : -1;
-  if (text.empty() || v < 0 || scale < 0) fail(ErrorCode::InvalidArgument, what, " ", text, ": expected bytes such as 8, 4K, 64M, 1G");
-  return static_cast<std::size_t>(v * scale);
-}
+std::size_t parseSize(const std::string& text, const std::string& what) { return units::parseMessageSize(text, what); }
 
 const char* usage() {
   return "usage: tiercc-perf [--coll allreduce|reduce_scatter|allgather|broadcast|reduce|alltoall|sendrecv]\n"
@@ -83,22 +77,32 @@ Options parseOptions(int argc, char** argv, bool& help) {
       bool found = false;
       for (auto& [name, coll] : kColls) found = found || (v == name && (o.coll = coll, true));
       if (!found) fail(ErrorCode::InvalidArgument, "--coll ", v, ": unknown collective");
-    } else if (a == "-b" || a == "--minbytes") o.minBytes = parseSize(v, a);
-    else if (a == "-e" || a == "--maxbytes") o.maxBytes = parseSize(v, a);
+    } else if (a == "-b" || a == "--minbytes")
+      o.minBytes = parseSize(v, a);
+    else if (a == "-e" || a == "--maxbytes")
+      o.maxBytes = parseSize(v, a);
     else if (a == "-f" || a == "--stepfactor") {
       o.stepFactor = std::strtod(v.c_str(), nullptr);
       if (!(o.stepFactor > 1)) fail(ErrorCode::InvalidArgument, "-f ", v, ": the step factor must be > 1");
-    } else if (a == "-d" || a == "--datatype") o.dt = parseType(v);
-    else if (a == "-o" || a == "--op") o.op = parseOp(v);
-    else if (a == "-r" || a == "--root") o.root = parseInt(v, a, 0);
-    else if (a == "-n" || a == "--iters") o.iters = parseInt(v, a, 1);
-    else if (a == "-w" || a == "--warmup_iters") o.warmup = parseInt(v, a, 0);
-    else if (a == "-c" || a == "--check") o.check = parseInt(v, a, 0) != 0;
+    } else if (a == "-d" || a == "--datatype")
+      o.dt = parseType(v);
+    else if (a == "-o" || a == "--op")
+      o.op = parseOp(v);
+    else if (a == "-r" || a == "--root")
+      o.root = parseInt(v, a, 0);
+    else if (a == "-n" || a == "--iters")
+      o.iters = parseInt(v, a, 1);
+    else if (a == "-w" || a == "--warmup_iters")
+      o.warmup = parseInt(v, a, 0);
+    else if (a == "-c" || a == "--check")
+      o.check = parseInt(v, a, 0) != 0;
     else if (a == "--algo") {
       // The communicator checks the name (TIERCC_ALGO) and lists the valid ones if it is wrong.
       o.algo = v;
-    } else if (a == "--json") o.json = v;
-    else fail(ErrorCode::InvalidArgument, "unknown option ", a);
+    } else if (a == "--json")
+      o.json = v;
+    else
+      fail(ErrorCode::InvalidArgument, "unknown option ", a);
   }
   if (o.minBytes > o.maxBytes) fail(ErrorCode::InvalidArgument, "-b is larger than -e");
   return o;

@@ -19,6 +19,15 @@ class Store;  // bootstrap key/value store (bootstrap/store.hpp)
 /// Makes an in-process Store, shared by Communicators created as threads of one process (tests).
 std::shared_ptr<Store> makeInProcessStore();
 
+/// What one step of a collective's plan did on this rank (`tiercc-info --plan` lists the steps).
+struct StepStats {
+  const char* kind = "";  ///< "stage", "domain-reduce", "rail-copy", ... (static storage)
+  const char* tier = "";  ///< "scale-up" or "scale-out": the tier that paces the step
+  std::uint64_t scaleUpBytes = 0;   ///< bytes this rank moved inside its domain in the step
+  std::uint64_t scaleOutBytes = 0;  ///< bytes this rank sent across domains in the step
+  double seconds = 0;               ///< time this rank spent in the step
+};
+
 /// Bytes moved by this rank, split by tier, plus the slow-tier lower bound for the same work.
 struct TierStats {
   std::uint64_t collectives = 0;      ///< collectives completed on this communicator
@@ -27,6 +36,7 @@ struct TierStats {
   std::uint64_t scaleOutBoundBytes = 0;  ///< this rank's share of the slow-tier lower bound
   std::string algorithm;              ///< the algorithm the last collective ran ("hierarchical", "ring", ...)
   std::string scaleUpPath;  ///< how the last collective moved data inside the domain: "staged", "zero_copy" or "cma"
+  std::vector<StepStats> lastSteps;  ///< the last collective's plan, step by step, as this rank ran it
 };
 
 /// Handle of an asynchronous collective. Collectives on one communicator complete in issue order.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <utility>
 
 namespace tiercc::pattern {
 
@@ -26,8 +27,15 @@ constexpr int floorPow2(int p) {
   return v;
 }
 
+/// [begin, end) of part `i` when n items are split into `parts` nearly equal parts.
+constexpr std::pair<std::size_t, std::size_t> partition(std::size_t n, std::size_t parts, std::size_t i) {
+  const std::size_t base = n / parts, extra = n % parts;
+  const std::size_t begin = i * base + (i < extra ? i : extra);
+  return {begin, begin + base + (i < extra ? 1 : 0)};
+}
+
 /// First element of part `b` when n elements are split into `parts` nearly equal parts, the
-/// first n % parts of them one larger (the split `partition` in exec/context.hpp uses).
+/// first n % parts of them one larger (partition's split).
 /// b == parts gives n, so part b is [blockBegin(b), blockBegin(b + 1)).
 constexpr std::size_t blockBegin(std::size_t n, std::size_t parts, std::size_t b) {
   const std::size_t base = n / parts, extra = n % parts;

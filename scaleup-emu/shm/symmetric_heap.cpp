@@ -3,9 +3,9 @@
 
 #include <unistd.h>
 
+#include "bootstrap/store.hpp"
 #include "core/errors.hpp"
 #include "core/log.hpp"
-#include "bootstrap/store.hpp"
 
 namespace tiercc {
 
@@ -66,6 +66,7 @@ void* SymmetricHeap::allocate(Store& store, std::size_t bytes, Deadline deadline
   std::lock_guard<std::mutex> lock(mutex_);
   byBase_[reinterpret_cast<std::uintptr_t>(base)] = id;
   byId_.emplace(id, std::move(a));
+  live_.store(byId_.size(), std::memory_order_relaxed);
   TIERCC_LOG(Trace, Shm) << "symmetric allocation " << id << ": " << bytes << " bytes at " << base;
   return base;
 }
@@ -77,6 +78,7 @@ void SymmetricHeap::release(void* p) {
                      " is not a pointer returned by allocShared on this communicator (or was freed already);"
                      " nothing was freed");
   byId_.erase(it->second);
+  live_.store(byId_.size(), std::memory_order_relaxed);
   byBase_.erase(it);
 }
 
@@ -101,9 +103,7 @@ std::byte* SymmetricHeap::peerAddress(int peer, const SymmetricRef& ref) const {
   return it->second.segments[peer].data() + ref.offset;
 }
 
-std::size_t SymmetricHeap::liveAllocations() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return byId_.size();
-}
+// Asked by every collective call: no lock (allocations are collective, made between calls).
+std::size_t SymmetricHeap::liveAllocations() const { return live_.load(std::memory_order_relaxed); }
 
 }  // namespace tiercc

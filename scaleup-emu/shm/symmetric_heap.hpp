@@ -4,6 +4,7 @@
 // across ranks that allocate collectively.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -44,6 +45,7 @@ class SymmetricHeap final : public SymmetricMemory {
   std::uint32_t nextId_ = 0;
   mutable std::mutex mutex_;  // collectives on the async worker look up while the user allocates
   std::map<std::uint32_t, Allocation> byId_;
+  std::atomic<std::size_t> live_{0};                // byId_.size(), readable without the lock
   std::map<std::uintptr_t, std::uint32_t> byBase_;  // our mapping's start -> id
 };
 

@@ -1,0 +1,132 @@
+// Butterfly steps over all ranks (plan/algorithms/butterfly.cpp, pattern::Butterfly): the fold
+// of the ranks beyond the largest power of two, the halving and doubling rounds, and the
+// unfold. The butterfly works in the output; at every round both peers compute op(lower virtual
+// rank's data, higher's), and each block's final value is computed once and then copied, so
+// every rank ends with the same bits.
+#include <cstring>
+
+#include "core/reduce.hpp"
+#include "exec/steps.hpp"
+#include "plan/pattern/halving_doubling.hpp"
+#include "plan/pattern/pattern.hpp"
+
+namespace tiercc::steps {
+namespace {
+
+int roundOf(int mask) {
+  int s = 0;
+  while ((1 << s) < mask) ++s;
+  return s;
+}
+
+// mine = op(lower virtual rank's, higher's) of mine and what arrived from virtual rank `peer`.
+void reduceOrdered(Call& c, int v, int peer, std::byte* mine, const std::byte* arrived, std::size_t n) {
+  if (v < peer)
+    reduce3(mine, mine, arrived, n, c.args.dt, c.args.op);
+  else
+    reduce3(mine, arrived, mine, n, c.args.dt, c.args.op);
+}
+
+// Blocks [r.begin, r.end) of the butterfly's p2 blocks of a fragment of n, as (byte offset, bytes).
+std::pair<std::size_t, std::size_t> bytesOf(const Call& c, std::size_t n, int p2, pattern::BlockRange r) {
+  const std::size_t b = pattern::blockBegin(n, p2, r.begin), e = pattern::blockBegin(n, p2, r.end);
+  return {b * c.es, (e - b) * c.es};
+}
+
+}  // namespace
+
+void fold(Call& c, const Step&, Fragment& f) {
+  const pattern::Butterfly bf(c.ctx.topo.size());
+  const int me = c.ctx.topo.rank(), partner = bf.foldPartner(me);
+  const std::byte* input = c.send() + f.offset * c.es;
+  std::byte* base = c.recv() + f.offset * c.es;
+  // A folding rank keeps its input where it is and receives the result into the output.
+  if (!bf.folds(me) && input != base) std::memcpy(base, input, f.count * c.es);
+  if (partner < 0) return;
+  std::byte* rx = c.ctx.scratch.receive.data();
+  const std::size_t piece = c.ctx.scratch.receive.size() / c.es;
+  c.ctx.renewDeadline();
+  TransferBatch& batch = c.newBatch(f);
+  for (std::size_t at = 0, i = 0; at < f.count; at += piece, ++i) {
+    const std::size_t len = std::min(piece, f.count - at);
+    if (bf.folds(me)) {
+      batch.send(partner, c.tag(f, i), input + at * c.es, len * c.es);
+    } else {
+      c.ctx.renewDeadline();
+      batch.recv(partner, c.tag(f, i), rx, len * c.es);
+      batch.wait();
+      reduce3(base + at * c.es, rx, base + at * c.es, len, c.args.dt, c.args.op);
+    }
+  }
+  batch.wait();
+}
+
+void halvingReduce(Call& c, const Step& st, Fragment& f) {
+  const pattern::Butterfly bf(c.ctx.topo.size());
+  const int v = bf.virtualRank(c.ctx.topo.rank()), s = roundOf(st.param);
+  if (v < 0) return;
+  const int pv = bf.peer(v, s), p2 = bf.participants();
+  std::byte* base = c.recv() + f.offset * c.es;
+  std::byte* rx = c.ctx.scratch.receive.data();
+  auto [sendAt, sendLen] = bytesOf(c, f.count, p2, bf.sent(v, s));
+  auto [keepAt, keepLen] = bytesOf(c, f.count, p2, bf.kept(v, s));
+  c.ctx.renewDeadline();
+  TransferBatch& batch = c.newBatch(f);
+  if (sendLen) batch.send(bf.realRank(pv), c.tag(f), base + sendAt, sendLen);
+  if (keepLen) batch.recv(bf.realRank(pv), c.tag(f), rx, keepLen);
+  batch.wait();
+  reduceOrdered(c, v, pv, base + keepAt, rx, keepLen / c.es);
+  if (st.finalizes && c.args.op == ReduceOp::Avg) {
+    const int owned = bf.ownedBlock(v);
+    auto [at, len] = bytesOf(c, f.count, p2, {owned, owned + 1});
+    finishAvg(base + at, len / c.es, c.args.dt, c.ctx.topo.size());
+  }
+}
+
+void doublingGather(Call& c, const Step& st, Fragment& f) {
+  const pattern::Butterfly bf(c.ctx.topo.size());
+  const int v = bf.virtualRank(c.ctx.topo.rank()), s = roundOf(st.param);
+  if (v < 0) return;
+  const int pv = bf.peer(v, s), p2 = bf.participants();
+  std::byte* base = c.recv() + f.offset * c.es;
+  auto [sendAt, sendLen] = bytesOf(c, f.count, p2, bf.kept(v, s));
+  auto [recvAt, recvLen] = bytesOf(c, f.count, p2, bf.sent(v, s));
+  c.ctx.renewDeadline();
+  TransferBatch& batch = c.newBatch(f);
+  if (sendLen) batch.send(bf.realRank(pv), c.tag(f), base + sendAt, sendLen);
+  if (recvLen) batch.recv(bf.realRank(pv), c.tag(f), base + recvAt, recvLen);
+  batch.wait();
+}
+
+void doublingReduce(Call& c, const Step& st, Fragment& f) {
+  const pattern::Butterfly bf(c.ctx.topo.size());
+  const int v = bf.virtualRank(c.ctx.topo.rank()), s = roundOf(st.param);
+  if (v < 0) return;
+  const int pv = bf.peer(v, s);
+  std::byte* base = c.recv() + f.offset * c.es;
+  std::byte* rx = c.ctx.scratch.receive.data();
+  const std::size_t bytes = f.count * c.es;
+  c.ctx.renewDeadline();
+  TransferBatch& batch = c.newBatch(f);
+  batch.send(bf.realRank(pv), c.tag(f), base, bytes);
+  batch.recv(bf.realRank(pv), c.tag(f), rx, bytes);
+  batch.wait();
+  reduceOrdered(c, v, pv, base, rx, f.count);
+  if (st.finalizes && c.args.op == ReduceOp::Avg) finishAvg(base, f.count, c.args.dt, c.ctx.topo.size());
+}
+
+void unfold(Call& c, const Step&, Fragment& f) {
+  const pattern::Butterfly bf(c.ctx.topo.size());
+  const int me = c.ctx.topo.rank(), partner = bf.foldPartner(me);
+  if (partner < 0 || f.count == 0) return;
+  std::byte* base = c.recv() + f.offset * c.es;
+  c.ctx.renewDeadline();
+  TransferBatch& batch = c.newBatch(f);
+  if (bf.folds(me))
+    batch.recv(partner, c.tag(f), base, f.count * c.es);
+  else
+    batch.send(partner, c.tag(f), base, f.count * c.es);
+  batch.wait();
+}
+
+}  // namespace tiercc::steps

@@ -1,0 +1,286 @@
+// The steps inside a domain (see steps.hpp): staging, the reductions and copies among the
+// domain's ranks, and publishing. A rank writes only its own window and buffers (a zero-copy
+// reduce also writes the root's receive buffer, which is mapped); it reads its peers' windows
+// once they raised the flag that says the data is there, or their buffers on a direct path.
+// Reductions start with this rank's own data (the destination may alias it) and go on in
+// local-rank order from the next rank; each piece is reduced by one rank only, so every rank of
+// every domain ends with the same bits.
+#include <cstring>
+#include <vector>
+
+#include "core/reduce.hpp"
+#include "exec/pieces.hpp"
+#include "exec/steps.hpp"
+#include "plan/pattern/pattern.hpp"
+
+namespace tiercc::steps {
+namespace {
+
+using pattern::partition;
+
+// dst[0, n) = op over the domain's ranks of their data at `windowAt` of their window (staged)
+// or `userAt` of their send buffer (direct): local rank `first`'s first (dst may alias it), then
+// the others in local-rank order from this rank's.
+void reduceOverDomain(Call& c, const Fragment& f, Buffer in, std::size_t windowAt, std::size_t userAt, std::byte* dst,
+                      std::size_t n, int first) {
+  if (n == 0) return;
+  const std::size_t es = c.es;
+  const DataType dt = c.args.dt;
+  const ReduceOp op = c.args.op;
+  const bool staged = in == Buffer::Window;
+  std::vector<int>& order = c.state.order;  // first, then me, me + 1, ... without first
+  order.assign(1, first);
+  for (int i = 0; i < c.k; ++i)
+    if ((c.me + i) % c.k != first) order.push_back((c.me + i) % c.k);
+  if (staged || c.state.direct.path() == Path::ZeroCopy) {
+    auto src = [&](int p) -> const std::byte* {
+      if (staged) return c.window(p, f) + windowAt;
+      return (p == c.me ? c.send() : c.state.direct.peerSend(p)) + userAt;
+    };
+    const std::byte* head = src(first);
+    if (c.k == 1) {
+      if (dst != head) std::memcpy(dst, head, n * es);
+      return;
+    }
+    if (head == dst)
+      reduceInto(dst, src(order[1]), n, dt, op);
+    else
+      reduce3(dst, head, src(order[1]), n, dt, op);
+    for (int i = 2; i < c.k; ++i) reduceInto(dst, src(order[i]), n, dt, op);
+    c.ctx.movedUp((c.k - 1) * n * es);
+    return;
+  }
+  // Cross-memory attach (this rank's own data first): each peer's part through the kernel into
+  // the scratch, chunk by chunk.
+  const std::byte* own = c.send() + userAt;
+  if (c.k == 1) {
+    if (dst != own) std::memcpy(dst, own, n * es);
+    return;
+  }
+  std::byte* bounce = c.ctx.scratch.accumulate.data();
+  const std::size_t chunk =
+      std::max<std::size_t>(1, std::min(kCrossMemoryChunkBytes, c.ctx.scratch.accumulate.size()) / es);
+  for (std::size_t at = 0; at < n; at += chunk) {
+    const std::size_t len = std::min(chunk, n - at), off = at * es;
+    for (int i = 1; i < c.k; ++i) {
+      c.state.direct.read(order[i], true, userAt + off, bounce, len * es);
+      if (i > 1 || own == dst)
+        reduceInto(dst + off, bounce, len, dt, op);
+      else
+        reduce3(dst + off, own + off, bounce, len, dt, op);
+    }
+  }
+}
+
+// Copies `len` bytes of local rank `peer`'s data into dst: from its window at `windowAt`
+// (staged) or its send or receive buffer at `userAt` (direct). Counts reads of peers.
+void copyFromPeer(Call& c, const Fragment& f, Buffer in, int peer, std::size_t windowAt, std::size_t userAt,
+                  std::byte* dst, std::size_t len) {
+  if (len == 0) return;
+  if (in == Buffer::Window) {
+    std::memcpy(dst, c.window(peer, f) + windowAt, len);
+    if (peer != c.me) c.ctx.movedUp(len);
+  } else if (peer != c.me) {
+    c.state.direct.read(peer, in == Buffer::PeerSend, userAt, dst, len);
+  } else {
+    const std::byte* own = (in == Buffer::PeerSend ? c.send() : c.recv()) + userAt;
+    if (own != dst) std::memcpy(dst, own, len);
+  }
+}
+
+void waitAll(Call& c, DomainFlag flag, std::uint32_t epoch) {
+  for (int p = 0; p < c.k; ++p) waitPeer(c.ctx, p, flag, epoch);
+}
+
+void finishAvgIf(Call& c, const Step& st, std::byte* dst, std::size_t n) {
+  if (st.finalizes && c.args.op == ReduceOp::Avg) finishAvg(dst, n, c.args.dt, c.ctx.topo.size());
+}
+
+// The blocks are the ranks' (reduce-scatter, allgather, all-to-all) or just this one's.
+std::size_t inputBlocks(const Call& c) {
+  const Collective coll = c.plan.coll;
+  return coll == Collective::ReduceScatter || coll == Collective::AllToAll ? c.ctx.topo.size() : 1;
+}
+
+}  // namespace
+
+void stage(Call& c, const Step&, Fragment& f) {
+  if (c.plan.coll == Collective::Broadcast && !c.isRoot()) return;  // only the root has data
+  const std::size_t bytes = f.count * c.es, blocks = inputBlocks(c);
+  std::byte* win = c.window(c.me, f);
+  for (std::size_t b = 0; b < blocks; ++b) std::memcpy(win + b * bytes, c.send() + c.userOffset(b, f), bytes);
+  c.ctx.domain.signal(kFlagStaged, f.epoch);
+}
+
+void domainReduce(Call& c, const Step& st, Fragment& f) {
+  if (c.me >= c.rails) return;  // only rail members hold pieces
+  if (st.in == Buffer::Window) waitAll(c, kFlagStaged, f.epoch);
+  const Topology& t = c.ctx.topo;
+  if (st.pieces == Pieces::Vector) {
+    auto [b, e] = partition(f.count, c.rails, c.me);
+    std::byte* dst = pieces::slice(c, st.out, f, b);
+    // Into the root's receive buffer (zero copy): the root's data first, it may be the destination.
+    const int first = st.out == Buffer::PeerRecv ? c.rootLocal : c.me;
+    reduceOverDomain(c, f, st.in, b * c.es, c.userOffset(0, f, b), dst, e - b, first);
+    finishAvgIf(c, st, dst, e - b);
+    return;
+  }
+  // Blocks: those of the local ranks l with l % rails == me, in rank order.
+  for (int block = 0, h = 0; block < t.size(); ++block) {
+    if (t.localRankOf(block) % c.rails != c.me) continue;
+    std::byte* dst =
+        st.out == Buffer::Accumulate ? c.accumulate(f) + h++ * f.count * c.es : pieces::finalBlock(c, f, block);
+    reduceOverDomain(c, f, st.in, block * f.count * c.es, c.userOffset(block, f), dst, f.count, c.me);
+    finishAvgIf(c, st, dst, f.count);
+  }
+}
+
+void domainPack(Call& c, const Step&, Fragment& f) {
+  if (c.me >= c.rails) return;
+  waitAll(c, kFlagStaged, f.epoch);
+  const Topology& t = c.ctx.topo;
+  const std::size_t bytes = f.count * c.es;
+  std::byte* packed = c.accumulate(f);
+  for (int d = 0; d < t.numDomains(); ++d) {
+    if (d == t.domain()) continue;
+    for (int dest = c.me; dest < t.domainSize(d); dest += c.rails)
+      for (int l = 0; l < c.k; ++l, packed += bytes)
+        copyFromPeer(c, f, Buffer::Window, l, static_cast<std::size_t>(t.rankAt(d, dest)) * bytes, 0, packed, bytes);
+  }
+}
+
+void publish(Call& c, const Step& st, Fragment& f) {
+  if (c.me >= c.rails) return;
+  if (st.in == Buffer::Accumulate) {  // the allreduce's slice, out of the scratch
+    auto [b, e] = partition(f.count, c.rails, c.me);
+    std::memcpy(c.window(c.me, f) + b * c.es, c.accumulate(f), (e - b) * c.es);
+  }
+  c.ctx.domain.signal(kFlagReduced, f.epoch);
+}
+
+namespace {
+
+// Allreduce: every slice from its rail member (this rank's own: from its window, or in place).
+void gatherSlices(Call& c, const Step& st, Fragment& f) {
+  for (int j = 0; j < c.rails; ++j) {
+    auto [b, e] = partition(f.count, c.rails, j);
+    const std::size_t at = c.userOffset(0, f, b);
+    if (j == c.me && st.in != Buffer::Window) continue;  // direct: computed in place
+    waitPeer(c.ctx, j, kFlagReduced, f.epoch);
+    copyFromPeer(c, f, st.in, j, b * c.es, at, c.recv() + at, (e - b) * c.es);
+  }
+}
+
+// Broadcast: in the root's domain the whole fragment from the root; elsewhere each slice from
+// the rail member that received it.
+void gatherBroadcast(Call& c, const Step& st, Fragment& f) {
+  const std::size_t bytes = f.count * c.es, at = c.userOffset(0, f);
+  if (c.isRoot()) {
+    if (c.send() != c.recv()) std::memcpy(c.recv() + at, c.send() + at, bytes);
+  } else if (c.inRootDomain()) {
+    if (st.in == Buffer::Window) waitPeer(c.ctx, c.rootLocal, kFlagStaged, f.epoch);
+    copyFromPeer(c, f, st.in, c.rootLocal, 0, at, c.recv() + at, bytes);
+  } else {
+    for (int j = 0; j < c.rails; ++j) {
+      auto [b, e] = partition(f.count, c.rails, j);
+      waitPeer(c.ctx, j, kFlagReduced, f.epoch);
+      copyFromPeer(c, f, Buffer::Window, j, b * c.es, 0, c.recv() + c.userOffset(0, f, b), (e - b) * c.es);
+    }
+  }
+}
+
+// Reduce: the root copies the slices its domain's rail members hold.
+void gatherReduce(Call& c, Fragment& f) {
+  if (!c.isRoot()) return;
+  for (int j = 0; j < c.rails; ++j) {
+    if (j == c.me) continue;  // reduced straight into the receive buffer
+    auto [b, e] = partition(f.count, c.rails, j);
+    waitPeer(c.ctx, j, kFlagReduced, f.epoch);
+    copyFromPeer(c, f, Buffer::Window, j, b * c.es, 0, c.recv() + c.userOffset(0, f, b), (e - b) * c.es);
+  }
+}
+
+// Reduce-scatter: an owner beyond the rails copies its block from its holder.
+void gatherOwnBlock(Call& c, Fragment& f) {
+  if (c.me < c.rails) return;
+  const int holder = c.me % c.rails;
+  const std::size_t bytes = f.count * c.es, slot = c.ctx.topo.size() + c.me / c.rails;
+  waitPeer(c.ctx, holder, kFlagReduced, f.epoch);
+  copyFromPeer(c, f, Buffer::Window, holder, slot * bytes, 0, c.recv() + f.offset * c.es, bytes);
+}
+
+// Allgather: every block, from its source's window or send buffer inside the domain, from the
+// arrival slot of the rail member that received it otherwise.
+void gatherBlocks(Call& c, const Step& st, Fragment& f) {
+  const Topology& t = c.ctx.topo;
+  const std::size_t bytes = f.count * c.es;
+  for (int r = 0; r < t.size(); ++r) {
+    std::byte* dst = c.recv() + c.userOffset(r, f);
+    const int l = t.localRankOf(r);
+    if (r == t.rank()) {
+      if (dst != c.send() + f.offset * c.es) std::memcpy(dst, c.send() + f.offset * c.es, bytes);
+    } else if (t.domainOf(r) == t.domain()) {
+      if (st.in == Buffer::Window) waitPeer(c.ctx, l, kFlagStaged, f.epoch);
+      copyFromPeer(c, f, st.in, l, 0, f.offset * c.es, dst, bytes);
+    } else {
+      // Rail `holder` receives, in domain order, the blocks of local ranks holder, holder +
+      // rails, ... of every other domain into slots 1, 2, ...
+      const int holder = l % c.rails;
+      std::size_t slot = 1 + static_cast<std::size_t>((l - holder) / c.rails);
+      for (int d = 0; d < t.domainOf(r); ++d)
+        if (d != t.domain() && holder < t.domainSize(d)) slot += (t.domainSize(d) - holder + c.rails - 1) / c.rails;
+      waitPeer(c.ctx, holder, kFlagReduced, f.epoch);
+      copyFromPeer(c, f, Buffer::Window, holder, slot * bytes, 0, dst, bytes);
+    }
+  }
+}
+
+// All-to-all: every incoming block, from its source's staging inside the domain, from the
+// arrivals of this rank's rail member otherwise (see rail_steps.cpp for their order).
+void gatherRoutes(Call& c, const Step& st, Fragment& f) {
+  const Topology& t = c.ctx.topo;
+  const std::size_t bytes = f.count * c.es, n = t.size();
+  const int holder = c.me % c.rails;
+  std::size_t arrivals = n;  // where the blocks from domain d start in the holder's window
+  for (int d = 0; d < t.numDomains(); ++d) {
+    if (d == t.domain()) {
+      for (int l = 0; l < c.k; ++l) {
+        const int source = t.rankAt(d, l);
+        if (st.in == Buffer::Window) waitPeer(c.ctx, l, kFlagStaged, f.epoch);
+        copyFromPeer(c, f, st.in, l, static_cast<std::size_t>(t.rank()) * bytes, c.userOffset(t.rank(), f),
+                     c.recv() + c.userOffset(source, f), bytes);
+      }
+      continue;
+    }
+    const std::size_t sources = t.domainSize(d), mine = arrivals + static_cast<std::size_t>(c.me / c.rails) * sources;
+    waitPeer(c.ctx, holder, kFlagReduced, f.epoch);
+    for (std::size_t l = 0; l < sources; ++l)
+      copyFromPeer(c, f, Buffer::Window, holder, (mine + l) * bytes, 0, c.recv() + c.userOffset(t.rankAt(d, int(l)), f),
+                   bytes);
+    arrivals += sources * ((c.k - holder + c.rails - 1) / c.rails);
+  }
+}
+
+}  // namespace
+
+void domainGather(Call& c, const Step& st, Fragment& f) {
+  switch (c.plan.coll) {
+    case Collective::AllReduce:
+    case Collective::Barrier:
+      return gatherSlices(c, st, f);
+    case Collective::Broadcast:
+      return gatherBroadcast(c, st, f);
+    case Collective::Reduce:
+      return gatherReduce(c, f);
+    case Collective::ReduceScatter:
+      return gatherOwnBlock(c, f);
+    case Collective::AllGather:
+      return gatherBlocks(c, st, f);
+    case Collective::AllToAll:
+      return gatherRoutes(c, st, f);
+    default:
+      break;
+  }
+}
+
+}  // namespace tiercc::steps

@@ -1,0 +1,93 @@
+// Hierarchical, rail-parallel allreduce (and the hierarchical barrier, a one-byte allreduce).
+// Per fragment, with D domains, k_d ranks in domain d and R = the smallest k_d rails:
+//   Stage          every rank copies its fragment into its window                  (staged)
+//   DomainReduce   rail j's member reduces slice j over its domain, in local-rank order
+//   RailReduce     along rail j, domain d reduces sub-slice d of slice j, in domain order
+//   RailCopy       ... and sends it to the rail's other domains
+//   Publish        rail j's member puts slice j where its domain reads it (Reduced)
+//   DomainGather   every rank copies every slice
+// Each domain sends 2(D-1)/D x S across, the bound, over all R rails. Across domains two
+// fragments are in flight, each in half of the window and scratch, so that the rails carry one
+// fragment while the domains stage and reduce the next; fragments are the same on every path,
+// so that domains which take different paths still exchange the same rail messages.
+//
+// Direct paths read peers' buffers instead of windows: the reduction goes straight from every
+// rank's send buffer into the rail member's receive buffer, the rail steps run there, and the
+// gather copies from the owners' receive buffers. Inside one domain a direct fragment is 1 MiB of
+// every rail's slice: peers copy a slice while it is still in cache.
+#include "plan/algorithms/algorithms.hpp"
+#include "plan/build.hpp"
+
+namespace tiercc::plans {
+namespace {
+
+constexpr std::size_t kDirectSliceBytes = 1 << 20;
+
+}  // namespace
+
+void hierarchicalAllreduce(Plan& plan, const Request& req, const Shape& s) {
+  const std::size_t es = dataTypeSize(req.dt);
+  const int D = s.numDomains(), R = s.minDomainSize(), kmax = s.maxDomainSize();
+  const bool across = D > 1, direct = plan.path != Path::Staged;
+  const std::uint32_t slots = across ? 2 : 1;
+  cutFragments(plan, across || !direct ? req.windowBytes / slots / es : R * (kDirectSliceBytes / es), slots);
+  plan.rounds = direct ? Rounds::Direct : Rounds::PerFragment;
+  plan.directNeeds = kNeedSend | kNeedRecv;
+  const double F = plan.fragments;
+  const std::uint64_t S = plan.count * es;
+  std::uint64_t inside = 0;  // what every domain reads of its ranks, once to reduce and once to gather
+  for (int k : s.domainSizes) inside += static_cast<std::uint64_t>(k - 1) * S;
+  auto slice = [&](std::size_t n) { return ceilDiv(n, R) * es; };  // the largest slice of a fragment
+  const bool cma = plan.path == Path::CrossMemory;
+
+  if (direct) addAgree(plan);
+  else addStage(plan, Pieces::Vector, double(S));
+
+  Step& reduce = addStep(plan, StepKind::DomainReduce, Tier::ScaleUp, Group::Domain, "each rail's slice reduced over its domain");
+  reduce.pieces = Pieces::Vector;
+  reduce.in = direct ? Buffer::PeerSend : Buffer::Window;
+  reduce.out = direct ? Buffer::Recv : Buffer::Accumulate;
+  reduce.reduces = true;
+  reduce.finalizes = !across;
+  reduce.latencySteps = direct ? 0 : F;  // direct: the send buffers are ready since Agree
+  reduce.busiestBytes = double(kmax - 1) * S / R;
+  reduce.scaleUpBytes = inside;
+  if (cma) reduce.crossMemoryReads = (kmax - 1) * sumOverFragments(plan, [&](std::size_t n) { return ceilDiv(slice(n), kCrossMemoryChunkBytes); });
+  describeExchange(reduce, Exchange::InDomain, double(S) / R);
+
+  if (across) {
+    // Rank (d, j) sends the D - 1 other sub-slices of its slice, and later its own to D - 1 peers.
+    const double sent = double(D - 1) * S / (double(D) * R);
+    for (StepKind kind : {StepKind::RailReduce, StepKind::RailCopy}) {
+      const bool first = kind == StepKind::RailReduce;
+      Step& rail = addStep(plan, kind, Tier::ScaleOut, Group::Rail,
+                           first ? "along each rail, each domain reduces its sub-slice" : "along each rail, the sub-slices to every domain");
+      rail.pieces = Pieces::Vector;
+      rail.in = rail.out = reduce.out;
+      rail.reduces = first;
+      rail.finalizes = first;
+      rail.latencySteps = F;
+      rail.busiestBytes = sent;
+      rail.scaleOutBytes = (D - 1) * S;
+      describeExchange(rail, Exchange::Rail, double(S) / R / D);
+    }
+  }
+
+  Step& publish = addPublish(plan, Pieces::Vector, direct ? 0 : sumOverFragments(plan, slice));
+  if (!direct) publish.in = Buffer::Accumulate;  // the slice, out of the scratch into the window
+
+  Step& gather = addStep(plan, StepKind::DomainGather, Tier::ScaleUp, Group::Domain, "every rank copies every slice");
+  gather.pieces = Pieces::Vector;
+  gather.in = direct ? Buffer::PeerRecv : Buffer::Window;
+  gather.out = Buffer::Recv;
+  gather.latencySteps = F;
+  // A rank beyond the rails owns no slice and reads them all; a rail member all but its own.
+  gather.busiestBytes = kmax > R ? double(S) : double(S) - sumOverFragments(plan, [&](std::size_t n) { return n / R * es; });
+  gather.scaleUpBytes = inside;
+  if (cma) gather.crossMemoryReads = F * (kmax > R ? R : R - 1);
+  describeExchange(gather, Exchange::InDomain, double(S) / R);
+
+  if (direct) addClose(plan);
+}
+
+}  // namespace tiercc::plans

@@ -1,0 +1,80 @@
+// Hierarchical all-to-all for mixture-of-experts traffic. Per fragment (a chunk of every
+// block), with R rails: blocks for a destination of local rank l travel on rail l % R.
+//   Stage          every rank copies the chunks of its N outgoing blocks into its window
+//   DomainPack     rail j's member packs, from its domain's windows, every block bound for the
+//                  ranks it serves in each other domain: ONE message per destination domain
+//   RailCopy       ... sends it there, and receives the other domains' into its window
+//   Publish        rail members raise Reduced: the arrivals are in place
+//   DomainGather   every rank copies its N incoming blocks: from the source's window inside its
+//                  domain, from the arrivals of its rail's member for other domains
+// The slow tier carries each cross-domain byte once, in few large messages, on every rail at
+// once. Inside one domain on a direct path every rank copies its blocks straight from its peers'
+// send buffers (not in place: a rank would overwrite blocks its peers have yet to read).
+#include "plan/algorithms/algorithms.hpp"
+#include "plan/build.hpp"
+
+namespace tiercc::plans {
+
+void hierarchicalAlltoall(Plan& plan, const Request& req, const Shape& s) {
+  const std::size_t es = dataTypeSize(req.dt), N = s.size();
+  const int D = s.numDomains(), R = s.minDomainSize(), kmax = s.maxDomainSize();
+  const bool across = D > 1, direct = plan.path != Path::Staged;
+  const std::uint32_t slots = across ? 2 : 1;
+  std::size_t arrivals = 0, packed = 0;  // the most blocks any rail member receives, and sends
+  for (int d = 0; d < D; ++d)
+    for (int j = 0; j < R; ++j) {
+      std::size_t in = 0, out = 0;
+      for (int e = 0; e < D; ++e) {
+        if (e == d) continue;
+        in += static_cast<std::size_t>(s.domainSizes[e]) * railServes(s.domainSizes[d], j, R);
+        out += static_cast<std::size_t>(s.domainSizes[d]) * railServes(s.domainSizes[e], j, R);
+      }
+      arrivals = std::max(arrivals, in);
+      packed = std::max(packed, out);
+    }
+  std::size_t capacity = direct ? plan.count : req.windowBytes / slots / es / (N + arrivals);
+  if (packed) capacity = std::min(capacity, accumulateBytes(req.windowBytes) / slots / es / packed);
+  cutFragments(plan, capacity, slots);
+  plan.rounds = direct ? Rounds::Direct : Rounds::PerFragment;
+  plan.directNeeds = kNeedSend | kNeedOutOfPlace;
+  const double F = plan.fragments;
+  const std::uint64_t B = plan.count * es;
+
+  if (direct) addAgree(plan);
+  else addStage(plan, Pieces::Routes, double(N * B));
+  if (across) {
+    Step& pack = addStep(plan, StepKind::DomainPack, Tier::ScaleUp, Group::Domain, "one message per destination domain, packed");
+    pack.pieces = Pieces::Routes;
+    pack.in = Buffer::Window;
+    pack.out = Buffer::Accumulate;
+    pack.latencySteps = F;
+    pack.busiestBytes = double((packed - packed / kmax) * B);
+    pack.localBytes = double(packed / kmax * B);
+    for (int k : s.domainSizes) pack.scaleUpBytes += (N - k) * static_cast<std::uint64_t>(k - 1) * B;
+    if (kmax > 1) describeExchange(pack, Exchange::InDomain, pack.busiestBytes / (kmax - 1));
+
+    Step& rail = addStep(plan, StepKind::RailCopy, Tier::ScaleOut, Group::Rail, "one message per (rail, destination domain)");
+    rail.pieces = Pieces::Routes;
+    rail.in = Buffer::Accumulate;
+    rail.out = Buffer::Window;
+    rail.latencySteps = F;
+    rail.busiestBytes = double(packed * B);
+    rail.scaleOutBytes = crossPairs(s) * B;
+    describeExchange(rail, Exchange::Rail, double(kmax * B));
+    addPublish(plan, Pieces::Routes, 0);
+  }
+  Step& gather = addStep(plan, StepKind::DomainGather, Tier::ScaleUp, Group::Domain, "every rank copies its incoming blocks");
+  gather.pieces = Pieces::Routes;
+  gather.in = direct ? Buffer::PeerSend : Buffer::Window;
+  gather.out = Buffer::Recv;
+  gather.latencySteps = direct ? 0 : F;  // direct: the send buffers are ready since Agree
+  gather.busiestBytes = kmax > 1 ? double((N - 1) * B) : 0;
+  gather.localBytes = double(B);
+  for (int k : s.domainSizes)
+    gather.scaleUpBytes += (static_cast<std::uint64_t>(k) * (k - 1) + static_cast<std::uint64_t>(k - R) * (N - k)) * B;
+  if (plan.path == Path::CrossMemory) gather.crossMemoryReads = double(kmax - 1);
+  if (kmax > 1) describeExchange(gather, Exchange::InDomain, double((N - 1) * B) / (kmax - 1));  // from each peer, on average
+  if (direct) addClose(plan);
+}
+
+}  // namespace tiercc::plans

@@ -1,0 +1,112 @@
+// Hierarchical, rail-parallel broadcast and reduce; rail j carries slice j of each fragment (R
+// rails). Broadcast: the root stages its fragment; in the root's domain rail j's member sends
+// slice j straight from the root's window to rail j of every other domain, which keeps it in its
+// window and publishes it; every rank copies the fragment (in the root's domain, from the root's
+// window). Reduce is the mirror image: rail j's members reduce slice j over their domains,
+// partials go along rail j to the root's domain, which reduces them in domain order, and the
+// root copies the slices. Each non-root domain receives (or sends) the data once: the bound.
+// Inside one domain a direct broadcast copies the root's send buffer, and a direct reduce (zero
+// copy) reduces each slice straight into the root's receive buffer.
+#include "plan/algorithms/algorithms.hpp"
+#include "plan/build.hpp"
+
+namespace tiercc::plans {
+namespace {
+
+// Bytes of every slice but the root's own (a rail member serves that one itself), over the call.
+double otherSlices(const Plan& plan, int rootLocal, int R, std::size_t es) {
+  return sumOverFragments(plan, [&](std::size_t n) { return (n - (rootLocal < R ? partSize(n, R, rootLocal) : 0)) * es; });
+}
+
+}  // namespace
+
+void hierarchicalBroadcast(Plan& plan, const Request& req, const Shape& s) {
+  const std::size_t es = dataTypeSize(req.dt);
+  const int D = s.numDomains(), R = s.minDomainSize(), rootDomain = s.domainOf[req.root];
+  int rootLocal = 0;
+  for (int r = 0; r < req.root; ++r) rootLocal += s.domainOf[r] == rootDomain;
+  const bool across = D > 1, direct = plan.path != Path::Staged;
+  const std::uint32_t slots = across ? 2 : 1;
+  cutFragments(plan, direct ? plan.count : req.windowBytes / slots / es, slots);
+  plan.rounds = direct ? Rounds::Direct : Rounds::PerFragment;
+  plan.directNeeds = kNeedRootSend;
+  const double F = plan.fragments;
+  const std::uint64_t S = plan.count * es;
+
+  if (direct) addAgree(plan);
+  else addStage(plan, Pieces::Vector, double(S));  // the root only
+  if (across) {
+    Step& rail = addStep(plan, StepKind::RailCopy, Tier::ScaleOut, Group::Rail, "each rail of the root's domain sends its slice to every domain");
+    rail.pieces = Pieces::Vector;
+    rail.in = Buffer::Window;
+    rail.out = Buffer::Window;
+    rail.latencySteps = F;
+    rail.busiestBytes = (D - 1) * sumOverFragments(plan, [&](std::size_t n) { return ceilDiv(n, R) * es; });
+    rail.scaleOutBytes = (D - 1) * S;
+    rail.scaleUpBytes = static_cast<std::uint64_t>((D - 1) * otherSlices(plan, rootLocal, R, es));
+    addPublish(plan, Pieces::Vector, 0);
+  }
+  Step& gather = addStep(plan, StepKind::DomainGather, Tier::ScaleUp, Group::Domain, "every rank copies the fragment");
+  gather.pieces = Pieces::Vector;
+  gather.in = direct ? Buffer::PeerSend : Buffer::Window;
+  gather.out = Buffer::Recv;
+  gather.latencySteps = direct ? 0 : F;  // direct: the root's send buffer is ready since Agree
+  gather.busiestBytes = double(S);
+  for (int k : s.domainSizes) gather.scaleUpBytes += static_cast<std::uint64_t>(k - 1) * S;
+  if (plan.path == Path::CrossMemory) gather.crossMemoryReads = 1;
+  if (direct) addClose(plan);
+}
+
+void hierarchicalReduce(Plan& plan, const Request& req, const Shape& s) {
+  const std::size_t es = dataTypeSize(req.dt);
+  const int D = s.numDomains(), R = s.minDomainSize(), kmax = s.maxDomainSize(), rootDomain = s.domainOf[req.root];
+  int rootLocal = 0;
+  for (int r = 0; r < req.root; ++r) rootLocal += s.domainOf[r] == rootDomain;
+  const bool across = D > 1, direct = plan.path != Path::Staged;
+  const std::uint32_t slots = across ? 2 : 1;
+  std::size_t capacity = direct ? plan.count : req.windowBytes / slots / es;
+  if (across) {  // the root's domain receives D - 1 partials of a slice, each up to n / R + 1 elements
+    const std::size_t perPartial = receiveBytes(req.windowBytes, D) / slots / es / (D - 1);
+    capacity = std::min(capacity, (perPartial > 1 ? perPartial - 1 : 1) * R);
+  }
+  cutFragments(plan, capacity, slots);
+  plan.rounds = direct ? Rounds::Direct : Rounds::PerFragment;
+  plan.directNeeds = kNeedSend | kNeedRootRecv;
+  const double F = plan.fragments;
+  const std::uint64_t S = plan.count * es;
+  auto slice = [&](std::size_t n) { return ceilDiv(n, R) * es; };
+
+  if (direct) addAgree(plan);
+  else addStage(plan, Pieces::Vector, double(S));
+  Step& reduce = addStep(plan, StepKind::DomainReduce, Tier::ScaleUp, Group::Domain, "each rail's slice reduced over its domain");
+  reduce.pieces = Pieces::Vector;
+  reduce.in = direct ? Buffer::PeerSend : Buffer::Window;
+  reduce.out = across ? Buffer::Accumulate : direct ? Buffer::PeerRecv : Buffer::Recv;  // the root's part
+  reduce.reduces = true;
+  reduce.finalizes = !across;
+  reduce.latencySteps = direct ? 0 : F;  // direct: the send buffers are ready since Agree
+  reduce.busiestBytes = double(kmax - 1) * S / R;
+  for (int k : s.domainSizes) reduce.scaleUpBytes += static_cast<std::uint64_t>(k - 1) * S;
+  describeExchange(reduce, Exchange::InDomain, double(S) / R);
+  if (across) {
+    Step& rail = addStep(plan, StepKind::RailReduce, Tier::ScaleOut, Group::Rail, "each rail sends its partial to the root's domain");
+    rail.pieces = Pieces::Vector;
+    rail.in = Buffer::Accumulate;
+    rail.out = Buffer::Recv;  // the root's slice; the others into their holder's window
+    rail.reduces = rail.finalizes = true;
+    rail.latencySteps = F;
+    rail.busiestBytes = (D - 1) * sumOverFragments(plan, slice);
+    rail.scaleOutBytes = (D - 1) * S;
+  }
+  if (direct) return addClose(plan);
+  addPublish(plan, Pieces::Vector, 0);
+  Step& gather = addStep(plan, StepKind::DomainGather, Tier::ScaleUp, Group::Domain, "the root copies the slices");
+  gather.pieces = Pieces::Vector;
+  gather.in = Buffer::Window;
+  gather.out = Buffer::Recv;
+  gather.latencySteps = F;
+  gather.busiestBytes = otherSlices(plan, rootLocal, R, es);
+  gather.scaleUpBytes = static_cast<std::uint64_t>(gather.busiestBytes);
+}
+
+}  // namespace tiercc::plans

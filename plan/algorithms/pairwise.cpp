@@ -1,0 +1,57 @@
+// Pairwise exchange (pattern/pairwise.hpp): p rounds, in each of which every rank swaps one
+// block with one peer (symmetric pairs, any p), so every byte crosses once: the bandwidth choice
+// for large blocks, and the only choice for ragged (v) sizes. Blocks travel in pieces of one
+// receive scratch inside their round.
+#include "plan/algorithms/algorithms.hpp"
+#include "plan/build.hpp"
+
+namespace tiercc::plans {
+namespace {
+
+Step& pairwiseStep(Plan& plan, const Shape& s) {
+  Step& st = addStep(plan, StepKind::Pairwise, Tier::ScaleUp, Group::World,
+                     "pairwise exchange, " + std::to_string(s.size() - 1) + " rounds");
+  st.latencySteps = s.size() - 1;
+  return st;
+}
+
+}  // namespace
+
+void pairwiseAlltoall(Plan& plan, const Request& req, const Shape& s) {
+  const std::uint64_t B = plan.count * dataTypeSize(req.dt);
+  cutFragments(plan, std::max<std::size_t>(plan.count, 1), 1);  // empty blocks: no messages
+  Step& st = pairwiseStep(plan, s);
+  st.scaleOutBytes = crossPairs(s) * B;
+  st.scaleUpBytes = insidePairs(s) * B;
+  st.busiestBytes = double((s.size() - 1) * B);
+  // Pieces of a block: each a message of its round.
+  st.latencySteps *= double(std::max<std::uint64_t>(1, ceilDiv(B, receiveBytes(req.windowBytes, s.numDomains()))));
+  flatTier(st, s.numDomains() > 1);
+  describeExchange(st, Exchange::All, double(B));
+}
+
+// With the count matrix the bytes are exact; without it, the total is spread evenly over pairs.
+void pairwiseAlltoallv(Plan& plan, const Request& req, const Shape& s) {
+  const std::uint64_t N = s.size();
+  oneFragment(plan);  // its messages travel even when empty: a mismatch is reported, not waited for
+  Step& st = pairwiseStep(plan, s);
+  if (req.alltoallvBytes && req.alltoallvBytes->size() == N * N) {
+    const std::vector<std::uint64_t>& m = *req.alltoallvBytes;
+    std::vector<std::uint64_t> sent(N);
+    for (std::uint64_t i = 0; i < N; ++i)
+      for (std::uint64_t j = 0; j < N; ++j)
+        if (i != j) {
+          addTransfer(st, s, static_cast<int>(i), static_cast<int>(j), m[i * N + j]);
+          sent[i] += m[i * N + j];
+        }
+    st.busiestBytes = double(*std::max_element(sent.begin(), sent.end()));
+  } else {
+    st.scaleOutBytes = req.totalBytes * crossPairs(s) / (N * N);
+    st.scaleUpBytes = req.totalBytes * insidePairs(s) / (N * N);
+    st.busiestBytes = double(req.totalBytes) / N;
+  }
+  flatTier(st, s.numDomains() > 1);
+  describeExchange(st, Exchange::All, double(st.scaleUpBytes + st.scaleOutBytes) / double(N * (N - 1)));
+}
+
+}  // namespace tiercc::plans

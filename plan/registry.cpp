@@ -1,0 +1,143 @@
+// The algorithm registry (see registry.hpp): one line per (collective, algorithm).
+#include "plan/registry.hpp"
+
+#include <array>
+
+#include "core/errors.hpp"
+#include "plan/algorithms/algorithms.hpp"
+
+namespace tiercc {
+namespace {
+
+constexpr unsigned kZeroCopy = kStagedOnly | 1u << static_cast<int>(Path::ZeroCopy);
+
+struct Entry : AlgorithmEntry {
+  unsigned pathsAcrossDomains = kStagedOnly;  ///< the paths it can plan when there are several domains
+};
+
+// In the order the selector lists them (and ties go to the first).
+const std::vector<Entry>& table() {
+  using C = Collective;
+  using A = Algorithm;
+  namespace b = plans;
+  static const std::vector<Entry> kTable = {
+      {{C::AllReduce, A::Hierarchical, b::hierarchicalAllreduce, nullptr, kAnyPath}, kAnyPath},
+      {{C::AllReduce, A::OneShot, b::oneShot, b::oneShotUnsupported}},
+      {{C::AllReduce, A::Ring, b::ringAllreduce}},
+      {{C::AllReduce, A::HalvingDoubling, b::halvingDoublingAllreduce}},
+      {{C::AllReduce, A::RecursiveDoubling, b::recursiveDoublingAllreduce}},
+      {{C::ReduceScatter, A::Hierarchical, b::hierarchicalReduceScatter, nullptr, kAnyPath}},
+      {{C::ReduceScatter, A::Ring, b::ringReduceScatter}},
+      {{C::AllGather, A::Hierarchical, b::hierarchicalAllgather, nullptr, kAnyPath}},
+      {{C::AllGather, A::Ring, b::ringAllgather}},
+      {{C::AllGather, A::Bruck, b::bruckAllgather}},
+      {{C::Broadcast, A::Hierarchical, b::hierarchicalBroadcast, nullptr, kAnyPath}},
+      {{C::Broadcast, A::Knomial, b::knomialBroadcast}},
+      {{C::Reduce, A::Hierarchical, b::hierarchicalReduce, nullptr, kZeroCopy}},
+      {{C::Reduce, A::Knomial, b::knomialReduce}},
+      {{C::AllToAll, A::Hierarchical, b::hierarchicalAlltoall, nullptr, kAnyPath}},
+      {{C::AllToAll, A::Pairwise, b::pairwiseAlltoall}},
+      {{C::AllToAll, A::Bruck, b::bruckAlltoall}},
+      {{C::AllToAllv, A::Pairwise, b::pairwiseAlltoallv}},
+      {{C::Barrier, A::OneShot, b::oneShot, b::oneShotUnsupported}},
+      {{C::Barrier, A::Hierarchical, b::hierarchicalAllreduce}},
+      {{C::Barrier, A::Dissemination, b::disseminationBarrier}},
+      {{C::Send, A::PointToPoint, b::pointToPoint}},
+      {{C::Recv, A::PointToPoint, b::pointToPoint}},
+  };
+  return kTable;
+}
+
+const Entry* find(Collective c, Algorithm a) {
+  for (const Entry& e : table())
+    if (e.coll == c && e.algorithm == a) return &e;
+  return nullptr;
+}
+
+}  // namespace
+
+const std::vector<const AlgorithmEntry*>& algorithmsFor(Collective c) {
+  static const std::array<std::vector<const AlgorithmEntry*>, kNumCollectives> kByCollective = [] {
+    std::array<std::vector<const AlgorithmEntry*>, kNumCollectives> out;
+    for (const Entry& e : table()) out[static_cast<int>(e.coll)].push_back(&e);
+    return out;
+  }();
+  return kByCollective[static_cast<int>(c)];
+}
+
+const AlgorithmEntry* findAlgorithm(Collective c, Algorithm a) { return find(c, a); }
+
+std::string unknownAlgorithmReason(Collective c, const std::string& name) {
+  Algorithm a;
+  if (parseAlgorithm(name, a) && find(c, a)) return "";
+  std::string list;
+  for (const AlgorithmEntry* e : algorithmsFor(c))
+    list += (list.empty() ? "" : ", ") + std::string(toString(e->algorithm));
+  return concat(toString(c), " has no algorithm '", name, "' (it has: ", list, ")");
+}
+
+std::string unsupportedReason(Algorithm a, const Request& req, const Shape& shape) {
+  const Entry* e = find(req.coll, a);
+  if (!e) return unknownAlgorithmReason(req.coll, toString(a));
+  return e->unsupported ? e->unsupported(req, shape) : "";
+}
+
+bool supportsPath(Algorithm a, const Request& req, const Shape& shape, Path path, int domainSize) {
+  const Entry* e = find(req.coll, a);
+  if (!e || (path != Path::Staged && domainSize < 2)) return false;
+  const unsigned allowed = shape.numDomains() > 1 ? e->pathsAcrossDomains : e->paths;
+  return (allowed & (1u << static_cast<int>(path))) != 0;
+}
+
+Plan buildPlan(Algorithm a, const Request& asked, const Shape& shape, Path path) {
+  Request req = asked;
+  if (req.coll == Collective::Barrier) {  // a one-byte allreduce, or empty messages
+    req.count = 1;
+    req.dt = DataType::U8;
+  }
+  const Entry* e = find(req.coll, a);
+  if (!e) fail(ErrorCode::Internal, unknownAlgorithmReason(req.coll, toString(a)));
+  const unsigned allowed = shape.numDomains() > 1 ? e->pathsAcrossDomains : e->paths;
+  if (!(allowed & (1u << static_cast<int>(path))))
+    fail(ErrorCode::Internal, toString(req.coll), ":", toString(a), " has no ", toString(path), " path on ",
+         shape.numDomains(), " domains");
+  Plan plan;
+  plan.coll = req.coll;
+  plan.algorithm = a;
+  plan.path = path;
+  plan.boundBytes = slowTierBound(req, shape);
+  plan.count = req.count;
+  const std::size_t es = dataTypeSize(req.dt);
+  plan.elementBytes = es;
+  switch (req.coll) {
+    case Collective::Broadcast:
+    case Collective::Reduce:
+      plan.root = req.root;
+      [[fallthrough]];
+    case Collective::AllReduce:
+      plan.bytes = req.count * es;
+      break;
+    case Collective::Send:
+    case Collective::Recv:
+      plan.root = req.peer;
+      plan.bytes = req.count * es;
+      break;
+    case Collective::ReduceScatter:
+    case Collective::AllGather:
+    case Collective::AllToAll:
+      plan.bytes = req.count * es * shape.size();
+      break;
+    case Collective::AllToAllv:
+      plan.bytes = req.totalBytes;
+      break;
+    case Collective::Barrier:
+      break;
+  }
+  e->build(plan, req, shape);
+  auto& [first, end] = plan.fragmentSteps;
+  while (first < plan.steps.size() && plan.steps[first].perCall) ++first;
+  for (end = first; end < plan.steps.size() && !plan.steps[end].perCall;) ++end;
+  return plan;
+}
+
+}  // namespace tiercc
