@@ -36,11 +36,7 @@ void bruckAllgather(Call& c, const Step& st, Fragment& f) {
   auto piece = [&](int block) { return c.recv() + c.userOffset(static_cast<std::size_t>(block), f); };
   const pattern::BruckAllgatherStep round = pattern::bruckAllgatherStep(p, me, st.param);
   for (int j = 0; j < round.count; ++j) std::memcpy(packed + j * bytes, piece((round.firstSent + j) % p), bytes);
-  c.ctx.renewDeadline();
-  TransferBatch& batch = c.newBatch(f);
-  batch.send(round.sendTo, c.tag(f), packed, round.count * bytes);
-  batch.recv(round.recvFrom, c.tag(f), rx, round.count * bytes);
-  batch.wait();
+  c.exchange(f, 0, round.sendTo, packed, round.count * bytes, round.recvFrom, rx, round.count * bytes);
   for (int j = 0; j < round.count; ++j) std::memcpy(piece((round.firstReceived + j) % p), rx + j * bytes, bytes);
 }
 
@@ -53,11 +49,8 @@ void bruckAlltoall(Call& c, const Step& st, Fragment& f) {
   std::size_t i = 0;
   for (int j = pattern::bruckAlltoallFirst(k); j < p; j = pattern::bruckAlltoallNext(j, k), ++i)
     std::memcpy(packed + i * bytes, piece(j), bytes);
-  c.ctx.renewDeadline();
-  TransferBatch& batch = c.newBatch(f);
-  batch.send(pattern::bruckAlltoallSendTo(p, me, k), c.tag(f), packed, len);
-  batch.recv(pattern::bruckAlltoallRecvFrom(p, me, k), c.tag(f), rx, len);
-  batch.wait();
+  c.exchange(f, 0, pattern::bruckAlltoallSendTo(p, me, k), packed, len, pattern::bruckAlltoallRecvFrom(p, me, k), rx,
+             len);
   i = 0;
   for (int j = pattern::bruckAlltoallFirst(k); j < p; j = pattern::bruckAlltoallNext(j, k), ++i)
     std::memcpy(piece(j), rx + i * bytes, bytes);

@@ -70,17 +70,10 @@ void halvingReduce(Call& c, const Step& st, Fragment& f) {
   std::byte* rx = c.ctx.scratch.receive.data();
   auto [sendAt, sendLen] = bytesOf(c, f.count, p2, bf.sent(v, s));
   auto [keepAt, keepLen] = bytesOf(c, f.count, p2, bf.kept(v, s));
-  c.ctx.renewDeadline();
-  TransferBatch& batch = c.newBatch(f);
-  if (sendLen) batch.send(bf.realRank(pv), c.tag(f), base + sendAt, sendLen);
-  if (keepLen) batch.recv(bf.realRank(pv), c.tag(f), rx, keepLen);
-  batch.wait();
+  c.exchange(f, 0, bf.realRank(pv), base + sendAt, sendLen, bf.realRank(pv), rx, keepLen);
   reduceOrdered(c, v, pv, base + keepAt, rx, keepLen / c.es);
-  if (st.finalizes && c.args.op == ReduceOp::Avg) {
-    const int owned = bf.ownedBlock(v);
-    auto [at, len] = bytesOf(c, f.count, p2, {owned, owned + 1});
-    finishAvg(base + at, len / c.es, c.args.dt, c.ctx.topo.size());
-  }
+  auto [at, len] = bytesOf(c, f.count, p2, {bf.ownedBlock(v), bf.ownedBlock(v) + 1});
+  c.finishAvg(st, base + at, len / c.es);
 }
 
 void doublingGather(Call& c, const Step& st, Fragment& f) {
@@ -91,11 +84,7 @@ void doublingGather(Call& c, const Step& st, Fragment& f) {
   std::byte* base = c.recv() + f.offset * c.es;
   auto [sendAt, sendLen] = bytesOf(c, f.count, p2, bf.kept(v, s));
   auto [recvAt, recvLen] = bytesOf(c, f.count, p2, bf.sent(v, s));
-  c.ctx.renewDeadline();
-  TransferBatch& batch = c.newBatch(f);
-  if (sendLen) batch.send(bf.realRank(pv), c.tag(f), base + sendAt, sendLen);
-  if (recvLen) batch.recv(bf.realRank(pv), c.tag(f), base + recvAt, recvLen);
-  batch.wait();
+  c.exchange(f, 0, bf.realRank(pv), base + sendAt, sendLen, bf.realRank(pv), base + recvAt, recvLen);
 }
 
 void doublingReduce(Call& c, const Step& st, Fragment& f) {
@@ -105,14 +94,9 @@ void doublingReduce(Call& c, const Step& st, Fragment& f) {
   const int pv = bf.peer(v, s);
   std::byte* base = c.recv() + f.offset * c.es;
   std::byte* rx = c.ctx.scratch.receive.data();
-  const std::size_t bytes = f.count * c.es;
-  c.ctx.renewDeadline();
-  TransferBatch& batch = c.newBatch(f);
-  batch.send(bf.realRank(pv), c.tag(f), base, bytes);
-  batch.recv(bf.realRank(pv), c.tag(f), rx, bytes);
-  batch.wait();
+  c.exchange(f, 0, bf.realRank(pv), base, f.count * c.es, bf.realRank(pv), rx, f.count * c.es);
   reduceOrdered(c, v, pv, base, rx, f.count);
-  if (st.finalizes && c.args.op == ReduceOp::Avg) finishAvg(base, f.count, c.args.dt, c.ctx.topo.size());
+  c.finishAvg(st, base, f.count);
 }
 
 void unfold(Call& c, const Step&, Fragment& f) {
@@ -120,13 +104,8 @@ void unfold(Call& c, const Step&, Fragment& f) {
   const int me = c.ctx.topo.rank(), partner = bf.foldPartner(me);
   if (partner < 0 || f.count == 0) return;
   std::byte* base = c.recv() + f.offset * c.es;
-  c.ctx.renewDeadline();
-  TransferBatch& batch = c.newBatch(f);
-  if (bf.folds(me))
-    batch.recv(partner, c.tag(f), base, f.count * c.es);
-  else
-    batch.send(partner, c.tag(f), base, f.count * c.es);
-  batch.wait();
+  const std::size_t bytes = f.count * c.es;
+  c.exchange(f, 0, partner, base, bf.folds(me) ? 0 : bytes, partner, base, bf.folds(me) ? bytes : 0);
 }
 
 }  // namespace tiercc::steps

@@ -81,10 +81,16 @@ class Call {
   /// The running step's transfer batch for f: begun anew (to post), or as posted (to finish).
   TransferBatch& newBatch(const Fragment& f);
   TransferBatch& postedBatch(const Fragment& f);
+  /// A flat pattern's round, with a fresh deadline: sends outLen bytes at `out` to rank `to`,
+  /// receives inLen at `in` from rank `from` (a side of 0 bytes is skipped: both ends know it),
+  /// as message `index` of the running step, and waits for both.
+  void exchange(const Fragment& f, std::uint64_t index, int to, const std::byte* out, std::size_t outLen, int from,
+                std::byte* in, std::size_t inLen);
+  /// Where `st` writes final values of an Avg: divides the n elements at dst by the ranks.
+  void finishAvg(const Step& st, std::byte* dst, std::size_t n) const;
   /// The tag of the running step's messages for f.
   std::uint64_t tag(const Fragment& f, std::uint64_t index = 0) const { return messageTag(ctx, f.index, step, index); }
-  /// The rank of local rank `l` of this domain, and of rail peer in domain `d`.
-  int rankOfLocal(int l) const { return ctx.topo.rankAt(ctx.topo.domain(), l); }
+  /// The rank of this rank's rail peer in domain `d`.
   int railPeer(int d) const { return ctx.topo.rankAt(d, me); }
   bool isRoot() const { return ctx.topo.rank() == args.root; }
   bool inRootDomain() const { return ctx.topo.domain() == ctx.topo.domainOf(args.root); }

@@ -92,10 +92,6 @@ void waitAll(Call& c, DomainFlag flag, std::uint32_t epoch) {
   for (int p = 0; p < c.k; ++p) waitPeer(c.ctx, p, flag, epoch);
 }
 
-void finishAvgIf(Call& c, const Step& st, std::byte* dst, std::size_t n) {
-  if (st.finalizes && c.args.op == ReduceOp::Avg) finishAvg(dst, n, c.args.dt, c.ctx.topo.size());
-}
-
 // The blocks are the ranks' (reduce-scatter, allgather, all-to-all) or just this one's.
 std::size_t inputBlocks(const Call& c) {
   const Collective coll = c.plan.coll;
@@ -122,7 +118,7 @@ void domainReduce(Call& c, const Step& st, Fragment& f) {
     // Into the root's receive buffer (zero copy): the root's data first, it may be the destination.
     const int first = st.out == Buffer::PeerRecv ? c.rootLocal : c.me;
     reduceOverDomain(c, f, st.in, b * c.es, c.userOffset(0, f, b), dst, e - b, first);
-    finishAvgIf(c, st, dst, e - b);
+    c.finishAvg(st, dst, e - b);
     return;
   }
   // Blocks: those of the local ranks l with l % rails == me, in rank order.
@@ -131,7 +127,7 @@ void domainReduce(Call& c, const Step& st, Fragment& f) {
     std::byte* dst =
         st.out == Buffer::Accumulate ? c.accumulate(f) + h++ * f.count * c.es : pieces::finalBlock(c, f, block);
     reduceOverDomain(c, f, st.in, block * f.count * c.es, c.userOffset(block, f), dst, f.count, c.me);
-    finishAvgIf(c, st, dst, f.count);
+    c.finishAvg(st, dst, f.count);
   }
 }
 
@@ -160,14 +156,15 @@ void publish(Call& c, const Step& st, Fragment& f) {
 
 namespace {
 
-// Allreduce: every slice from its rail member (this rank's own: from its window, or in place).
-void gatherSlices(Call& c, const Step& st, Fragment& f) {
+// Every rail's slice of f into the receive buffer, from its rail member's window (staged) or
+// receive buffer (direct) once that raised Reduced; but the slice of local rank `skip`, in place.
+void copySlices(Call& c, Fragment& f, Buffer in, int skip) {
   for (int j = 0; j < c.rails; ++j) {
+    if (j == skip) continue;
     auto [b, e] = partition(f.count, c.rails, j);
     const std::size_t at = c.userOffset(0, f, b);
-    if (j == c.me && st.in != Buffer::Window) continue;  // direct: computed in place
     waitPeer(c.ctx, j, kFlagReduced, f.epoch);
-    copyFromPeer(c, f, st.in, j, b * c.es, at, c.recv() + at, (e - b) * c.es);
+    copyFromPeer(c, f, in, j, b * c.es, at, c.recv() + at, (e - b) * c.es);
   }
 }
 
@@ -181,22 +178,7 @@ void gatherBroadcast(Call& c, const Step& st, Fragment& f) {
     if (st.in == Buffer::Window) waitPeer(c.ctx, c.rootLocal, kFlagStaged, f.epoch);
     copyFromPeer(c, f, st.in, c.rootLocal, 0, at, c.recv() + at, bytes);
   } else {
-    for (int j = 0; j < c.rails; ++j) {
-      auto [b, e] = partition(f.count, c.rails, j);
-      waitPeer(c.ctx, j, kFlagReduced, f.epoch);
-      copyFromPeer(c, f, Buffer::Window, j, b * c.es, 0, c.recv() + c.userOffset(0, f, b), (e - b) * c.es);
-    }
-  }
-}
-
-// Reduce: the root copies the slices its domain's rail members hold.
-void gatherReduce(Call& c, Fragment& f) {
-  if (!c.isRoot()) return;
-  for (int j = 0; j < c.rails; ++j) {
-    if (j == c.me) continue;  // reduced straight into the receive buffer
-    auto [b, e] = partition(f.count, c.rails, j);
-    waitPeer(c.ctx, j, kFlagReduced, f.epoch);
-    copyFromPeer(c, f, Buffer::Window, j, b * c.es, 0, c.recv() + c.userOffset(0, f, b), (e - b) * c.es);
+    copySlices(c, f, Buffer::Window, -1);
   }
 }
 
@@ -265,13 +247,13 @@ void gatherRoutes(Call& c, const Step& st, Fragment& f) {
 
 void domainGather(Call& c, const Step& st, Fragment& f) {
   switch (c.plan.coll) {
-    case Collective::AllReduce:
+    case Collective::AllReduce:  // every slice; a direct path computed this rank's own in place
     case Collective::Barrier:
-      return gatherSlices(c, st, f);
+      return copySlices(c, f, st.in, st.in == Buffer::Window ? -1 : c.me);
     case Collective::Broadcast:
       return gatherBroadcast(c, st, f);
-    case Collective::Reduce:
-      return gatherReduce(c, f);
+    case Collective::Reduce:  // the root copies the slices of its domain's rail members
+      return c.isRoot() ? copySlices(c, f, Buffer::Window, c.me) : void();
     case Collective::ReduceScatter:
       return gatherOwnBlock(c, f);
     case Collective::AllGather:

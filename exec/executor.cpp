@@ -13,6 +13,7 @@
 
 #include "core/cycle_clock.hpp"
 #include "core/errors.hpp"
+#include "core/reduce.hpp"
 #include "exec/steps.hpp"
 
 namespace tiercc {
@@ -20,37 +21,25 @@ namespace {
 
 constexpr std::uint32_t kMaxSlots = 8;
 
-// How each kind of step runs, by StepKind.
-constexpr std::array<StepRunner, 28> kRunners = {{
-    {nullptr, nullptr},                                // Agree: the executor's
-    {steps::stage, nullptr},                           // Stage
-    {steps::domainReduce, nullptr},                    // DomainReduce
-    {steps::domainPack, nullptr},                      // DomainPack
-    {steps::oneShot, nullptr},                         // OneShot
-    {steps::publish, nullptr},                         // Publish
-    {steps::domainGather, nullptr},                    // DomainGather
-    {nullptr, nullptr},                                // Close: the executor's
-    {steps::railReducePost, steps::railReduceFinish},  // RailReduce
-    {steps::railCopyPost, steps::railCopyFinish},      // RailCopy
-    {steps::localReduce, nullptr},                     // LocalReduce
-    {steps::ringReduceScatter, nullptr},               // RingReduceScatter
-    {steps::ringAllgather, nullptr},                   // RingAllgather
-    {steps::fold, nullptr},                            // Fold
-    {steps::halvingReduce, nullptr},                   // HalvingReduce
-    {steps::doublingGather, nullptr},                  // DoublingGather
-    {steps::doublingReduce, nullptr},                  // DoublingReduce
-    {steps::unfold, nullptr},                          // Unfold
-    {steps::knomialBroadcast, nullptr},                // KnomialBroadcast
-    {steps::knomialReduce, nullptr},                   // KnomialReduce
-    {steps::bruckAllgather, nullptr},                  // BruckAllgather
-    {steps::bruckRotate, nullptr},                     // BruckRotate
-    {steps::bruckAlltoall, nullptr},                   // BruckAlltoall
-    {steps::bruckPlace, nullptr},                      // BruckPlace
-    {steps::pairwise, nullptr},                        // Pairwise
-    {steps::dissemination, nullptr},                   // Dissemination
-    {steps::pointToPoint, nullptr},                    // Send
-    {steps::pointToPoint, nullptr},                    // Recv
-}};
+// How each kind of step runs, in StepKind's order (Agree and Close are the executor's own).
+struct StepRunner {
+  steps::Fn* run;
+  steps::Fn* finish;  // null: run completes the step
+};
+using namespace steps;
+// clang-format off
+constexpr std::array<StepRunner, kNumStepKinds> kRunners = {{
+    {nullptr, nullptr}, {stage, nullptr}, {domainReduce, nullptr}, {domainPack, nullptr}, {oneShot, nullptr},
+    {publish, nullptr}, {domainGather, nullptr}, {nullptr, nullptr},
+    {railReducePost, railReduceFinish}, {railCopyPost, railCopyFinish}, {localReduce, nullptr},
+    {ringReduceScatter, nullptr}, {ringAllgather, nullptr}, {fold, nullptr}, {halvingReduce, nullptr},
+    {doublingGather, nullptr}, {doublingReduce, nullptr}, {unfold, nullptr}, {knomialBroadcast, nullptr},
+    {knomialReduce, nullptr}, {bruckAllgather, nullptr}, {bruckRotate, nullptr}, {bruckAlltoall, nullptr},
+    {bruckPlace, nullptr}, {pairwise, nullptr}, {dissemination, nullptr},
+    {pointToPoint, nullptr}, {pointToPoint, nullptr}}};
+// clang-format on
+
+const StepRunner& runnerFor(StepKind kind) { return kRunners[static_cast<int>(kind)]; }
 
 class Pipeline {
  public:
@@ -191,33 +180,17 @@ class Pipeline {
 
 // What the descriptors say of this call: its shape, and the buffers peers may read.
 void agree(ExecContext& ctx, ExecState& state, const Plan& plan, const CallArgs& a) {
-  const int n = ctx.topo.size();
-  const bool reduces =
-      plan.coll == Collective::AllReduce || plan.coll == Collective::ReduceScatter || plan.coll == Collective::Reduce;
-  const bool rooted = plan.coll == Collective::Broadcast || plan.coll == Collective::Reduce;
-  const CallShape shape{plan.bytes, static_cast<int>(plan.coll), static_cast<int>(a.dt),
-                        reduces ? static_cast<int>(a.op) : -1, rooted ? a.root : -1};
-  const std::size_t bytes = plan.count * dataTypeSize(a.dt), isRoot = ctx.topo.rank() == a.root;
-  std::size_t sendBytes = bytes, recvBytes = bytes;
-  switch (plan.coll) {
-    case Collective::ReduceScatter:
-      sendBytes = bytes * n;
-      break;
-    case Collective::AllGather:
-      recvBytes = bytes * n;
-      break;
-    case Collective::AllToAll:
-      sendBytes = recvBytes = bytes * n;
-      break;
-    case Collective::Broadcast:
-      sendBytes = isRoot ? bytes : 0;
-      break;
-    case Collective::Reduce:
-      recvBytes = isRoot ? bytes : 0;
-      break;
-    default:
-      break;
-  }
+  using C = Collective;
+  const C c = plan.coll;
+  const bool reduces = c == C::AllReduce || c == C::ReduceScatter || c == C::Reduce;
+  const bool rooted = c == C::Broadcast || c == C::Reduce, isRoot = ctx.topo.rank() == a.root;
+  const CallShape shape{plan.bytes, static_cast<int>(c), static_cast<int>(a.dt), reduces ? static_cast<int>(a.op) : -1,
+                        rooted ? a.root : -1};
+  const std::size_t bytes = plan.count * dataTypeSize(a.dt), n = ctx.topo.size();
+  std::size_t sendBytes = c == C::ReduceScatter || c == C::AllToAll ? bytes * n : bytes;
+  std::size_t recvBytes = c == C::AllGather || c == C::AllToAll ? bytes * n : bytes;
+  if (c == C::Broadcast && !isRoot) sendBytes = 0;
+  if (c == C::Reduce && !isRoot) recvBytes = 0;
   state.direct.agree(ctx, shape, sendBytes ? a.send : nullptr, sendBytes, recvBytes ? a.recv : nullptr, recvBytes);
 }
 
@@ -239,8 +212,6 @@ void runPlan(ExecContext& ctx, ExecState& state, const Choice& choice, const Pla
 }
 
 }  // namespace
-
-const StepRunner& runnerFor(StepKind kind) { return kRunners[static_cast<int>(kind)]; }
 
 void execute(ExecContext& ctx, ExecState& state, const Choice& choice, const CallArgs& args) {
   const Plan& first = choice.plans.front();
@@ -280,6 +251,19 @@ TransferBatch& Call::newBatch(const Fragment& f) {
   TransferBatch& batch = *state.batches[at];
   batch.begin(ctx, ctx.stats.steps[step]);
   return batch;
+}
+
+void Call::exchange(const Fragment& f, std::uint64_t index, int to, const std::byte* out, std::size_t outLen, int from,
+                    std::byte* in, std::size_t inLen) {
+  ctx.renewDeadline();
+  TransferBatch& batch = newBatch(f);
+  if (outLen) batch.send(to, tag(f, index), out, outLen);
+  if (inLen) batch.recv(from, tag(f, index), in, inLen);
+  batch.wait();
+}
+
+void Call::finishAvg(const Step& st, std::byte* dst, std::size_t n) const {
+  if (st.finalizes && args.op == ReduceOp::Avg) tiercc::finishAvg(dst, n, args.dt, ctx.topo.size());
 }
 
 }  // namespace tiercc

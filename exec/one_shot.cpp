@@ -105,7 +105,7 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
   endRound(ctx, epoch);  // our window may be overwritten from here on; we hold the domain result
   s.afterOneShot = alternate;
   s.afterMailboxOneShot = inBox;
-  if (st.finalizes && c.args.op == ReduceOp::Avg) finishAvg(ours, f.count, c.args.dt, ctx.topo.size());
+  c.finishAvg(st, ours, f.count);
 }
 
 }  // namespace tiercc::steps

@@ -27,7 +27,7 @@ void reduceDomains(Call& c, const Step& st, std::byte* dst, Source sources, std:
   const int D = c.ctx.topo.numDomains();
   reduce3(dst, sources(0), sources(1), n, c.args.dt, c.args.op);
   for (int d = 2; d < D; ++d) reduceInto(dst, sources(d), n, c.args.dt, c.args.op);
-  if (st.finalizes && c.args.op == ReduceOp::Avg) finishAvg(dst, n, c.args.dt, c.ctx.topo.size());
+  c.finishAvg(st, dst, n);
 }
 
 // Reduce-scatter: the blocks this rail member reduces (local ranks l % rails == me), in rank

@@ -19,13 +19,9 @@ template <class Block>
 void allgatherBlocks(Call& c, const Fragment& f, std::byte* buf, Block block) {
   const int p = c.ctx.topo.size(), me = c.ctx.topo.rank();
   for (int s = 0; s < p - 1; ++s) {
-    c.ctx.renewDeadline();
     auto [sendAt, sendLen] = block(pattern::ringAllgatherSendBlock(p, me, s));
     auto [recvAt, recvLen] = block(pattern::ringAllgatherRecvBlock(p, me, s));
-    TransferBatch& batch = c.newBatch(f);
-    if (sendLen) batch.send(ringNext(p, me), c.tag(f, s), buf + sendAt, sendLen);
-    if (recvLen) batch.recv(ringPrev(p, me), c.tag(f, s), buf + recvAt, recvLen);
-    batch.wait();
+    c.exchange(f, s, ringNext(p, me), buf + sendAt, sendLen, ringPrev(p, me), buf + recvAt, recvLen);
   }
 }
 
@@ -50,20 +46,13 @@ void ringReduceScatter(Call& c, const Step& st, Fragment& f) {
     if (c.send() != c.recv()) std::memcpy(base, c.send() + f.offset * c.es, f.count * c.es);
     auto block = vectorBlocks(c, f);
     for (int s = 0; s < p - 1; ++s) {
-      c.ctx.renewDeadline();
       auto [sendAt, sendLen] = block(pattern::ringReduceScatterSendBlock(p, me, s));
       auto [recvAt, recvLen] = block(pattern::ringReduceScatterRecvBlock(p, me, s));
-      TransferBatch& batch = c.newBatch(f);
-      if (sendLen) batch.send(ringNext(p, me), c.tag(f, s), base + sendAt, sendLen);
-      if (recvLen) batch.recv(ringPrev(p, me), c.tag(f, s), rx, recvLen);
-      batch.wait();
+      c.exchange(f, s, ringNext(p, me), base + sendAt, sendLen, ringPrev(p, me), rx, recvLen);
       reduce3(base + recvAt, rx, base + recvAt, recvLen / c.es, dt, op);
     }
-    if (st.finalizes && op == ReduceOp::Avg) {
-      auto [at, len] = block(me);
-      finishAvg(base + at, len / c.es, dt, p);
-    }
-    return;
+    auto [at, len] = block(me);
+    return c.finishAvg(st, base + at, len / c.es);
   }
   // Reduce-scatter: the partial this rank passes on next is in the accumulate scratch. In place
   // (recv == send + me x block) works: this rank's own block is read only at the last round, as
@@ -73,16 +62,12 @@ void ringReduceScatter(Call& c, const Step& st, Fragment& f) {
   auto input = [&](int b) { return c.send() + c.userOffset(static_cast<std::size_t>(b), f); };
   if (p == 1 && c.send() != c.recv()) std::memcpy(c.recv() + f.offset * c.es, input(0), bytes);
   for (int s = 0; s < p - 1; ++s) {
-    c.ctx.renewDeadline();
-    TransferBatch& batch = c.newBatch(f);
-    batch.send(ringNext(p, me), c.tag(f, s), s == 0 ? input(pattern::ringReduceScatterSendBlock(p, me, s)) : acc,
-               bytes);
-    batch.recv(ringPrev(p, me), c.tag(f, s), rx, bytes);
-    batch.wait();
+    const std::byte* out = s == 0 ? input(pattern::ringReduceScatterSendBlock(p, me, s)) : acc;
+    c.exchange(f, s, ringNext(p, me), out, bytes, ringPrev(p, me), rx, bytes);
     std::byte* dst = s == p - 2 ? c.recv() + f.offset * c.es : acc;
     reduce3(dst, rx, input(pattern::ringReduceScatterRecvBlock(p, me, s)), f.count, dt, op);
   }
-  if (op == ReduceOp::Avg) finishAvg(c.recv() + f.offset * c.es, f.count, dt, p);
+  c.finishAvg(st, c.recv() + f.offset * c.es, f.count);
 }
 
 void ringAllgather(Call& c, const Step&, Fragment& f) {

@@ -66,12 +66,9 @@ void knomialReduce(Call& c, const Step& st, Fragment& f) {
       batch.wait();
       reduceInto(acc, rx, f.count, c.args.dt, c.args.op);
     }
-  if (me == c.args.root) {
-    if (c.args.op == ReduceOp::Avg) finishAvg(acc, f.count, c.args.dt, p);
-  } else {
-    batch.send(parent, c.tag(f), acc, bytes);
-    batch.wait();
-  }
+  if (me == c.args.root) return c.finishAvg(st, acc, f.count);
+  batch.send(parent, c.tag(f), acc, bytes);
+  batch.wait();
 }
 
 }  // namespace tiercc::steps

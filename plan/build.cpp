@@ -14,12 +14,15 @@ void cutFragments(Plan& plan, std::size_t capacity, std::uint32_t slots) {
   plan.slots = slots;
 }
 
-Step& addStep(Plan& plan, StepKind kind, Tier tier, Group group, std::string what) {
+Step& addStep(Plan& plan, StepKind kind, Group group, std::string what, Pieces pieces, Buffer in, Buffer out) {
   Step& st = plan.steps.emplace_back();
   st.kind = kind;
-  st.tier = tier;
+  st.tier = group == Group::Rail ? Tier::ScaleOut : Tier::ScaleUp;
   st.group = group;
   st.what = std::move(what);
+  st.pieces = pieces;
+  st.in = in;
+  st.out = out;
   st.path = plan.path;
   // After the previous step; a step beyond the 64th waits for everything posted (Fragment::posted).
   const std::size_t previous = plan.steps.size() - 1;
@@ -27,11 +30,11 @@ Step& addStep(Plan& plan, StepKind kind, Tier tier, Group group, std::string wha
   return st;
 }
 
-void flatTier(Step& st, bool crosses) {
-  st.group = Group::World;
+Step& addFlatStep(Plan& plan, StepKind kind, std::string what) {
+  Step& st = addStep(plan, kind, Group::World, std::move(what));
   st.overTransport = true;
   st.path = Path::Staged;
-  st.tier = crosses ? Tier::ScaleOut : Tier::ScaleUp;
+  return st;
 }
 
 std::size_t flatScratchElements(const Request& req, const Shape& s, bool withAccumulate) {
@@ -41,42 +44,39 @@ std::size_t flatScratchElements(const Request& req, const Shape& s, bool withAcc
 }
 
 std::uint64_t crossPairs(const Shape& s) {
-  std::uint64_t n = 0;
-  for (int k : s.domainSizes) n += static_cast<std::uint64_t>(k) * (s.size() - k);
-  return n;
+  return overDomains(s, [&](std::uint64_t k) { return k * (s.size() - k); });
 }
-
 std::uint64_t insidePairs(const Shape& s) {
-  std::uint64_t n = 0;
-  for (int k : s.domainSizes) n += static_cast<std::uint64_t>(k) * (k - 1);
-  return n;
+  return overDomains(s, [](std::uint64_t k) { return k * (k - 1); });
 }
 
-void addAgree(Plan& plan) {
-  Step& st = addStep(plan, StepKind::Agree, Tier::ScaleUp, Group::Domain, "descriptors of every rank's buffers");
-  st.perCall = true;
-  st.latencySteps = 1;
-}
-
-Step& addStage(Plan& plan, Pieces pieces, double localBytes) {
-  Step& st = addStep(plan, StepKind::Stage, Tier::ScaleUp, Group::Self, "input into the window");
-  st.pieces = pieces;
-  st.in = Buffer::Send;
-  st.out = Buffer::Window;
-  st.localBytes = localBytes;
-  return st;
+void beginDomainPlan(Plan& plan, const Shape& s, std::size_t capacity, std::uint32_t directNeeds, Pieces pieces,
+                     double stagedBytes) {
+  const bool direct = plan.path != Path::Staged;
+  cutFragments(plan, capacity, domainSlots(s));
+  plan.rounds = direct ? Rounds::Direct : Rounds::PerFragment;
+  plan.directNeeds = directNeeds;
+  if (direct) {  // every rank publishes a descriptor of its buffers and reads its peers'
+    Step& st = addStep(plan, StepKind::Agree, Group::Domain, "descriptors of every rank's buffers");
+    st.perCall = true;
+    st.latencySteps = 1;
+  } else {  // every rank (broadcast: the root) copies its input into its window
+    Step& st =
+        addStep(plan, StepKind::Stage, Group::Self, "input into the window", pieces, Buffer::Send, Buffer::Window);
+    st.localBytes = stagedBytes;
+  }
 }
 
 Step& addPublish(Plan& plan, Pieces pieces, double localBytes) {
-  Step& st = addStep(plan, StepKind::Publish, Tier::ScaleUp, Group::Self, "results where the domain reads them");
-  st.pieces = pieces;
-  st.out = plan.path == Path::Staged ? Buffer::Window : Buffer::Recv;
+  Step& st = addStep(plan, StepKind::Publish, Group::Self, "results where the domain reads them", pieces, Buffer::None,
+                     plan.path == Path::Staged ? Buffer::Window : Buffer::Recv);
   st.localBytes = localBytes;
   return st;
 }
 
-void addClose(Plan& plan) {
-  Step& st = addStep(plan, StepKind::Close, Tier::ScaleUp, Group::Domain, "no peer reads this rank's buffers any more");
+void endDomainPlan(Plan& plan) {
+  if (plan.path == Path::Staged) return;
+  Step& st = addStep(plan, StepKind::Close, Group::Domain, "no peer reads this rank's buffers any more");
   st.perCall = true;
   st.latencySteps = 1;
 }

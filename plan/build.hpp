@@ -26,19 +26,22 @@ inline void oneFragment(Plan& plan) {
   plan.slots = 1;
 }
 
-/// The sum of f(n) over the plan's fragments, n being each one's element count (at most two
-/// distinct sizes: the full ones and the last).
+/// Calls f(n, times) for each distinct fragment size n, `times` fragments having it (at most
+/// two: the full ones and the last).
+template <class F>
+void forEachFragmentSize(const Plan& plan, F f) {
+  if (plan.fragments == 0) return;
+  const std::size_t last = plan.count - (plan.fragments - 1) * plan.fragmentCount;
+  if (last == plan.fragmentCount) return f(last, std::uint64_t(plan.fragments));
+  f(plan.fragmentCount, std::uint64_t(plan.fragments - 1));
+  f(last, std::uint64_t(1));
+}
+/// The sum of f(n) over the plan's fragments, n being each one's element count.
 template <class F>
 double sumOverFragments(const Plan& plan, F f) {
-  if (plan.fragments == 0) return 0;
-  const std::size_t last = plan.count - (plan.fragments - 1) * plan.fragmentCount;
-  return double(plan.fragments - 1) * double(f(plan.fragmentCount)) + double(f(last));
-}
-template <class F>
-std::uint64_t countOverFragments(const Plan& plan, F f) {
-  if (plan.fragments == 0) return 0;
-  const std::size_t last = plan.count - (plan.fragments - 1) * plan.fragmentCount;
-  return (plan.fragments - 1) * static_cast<std::uint64_t>(f(plan.fragmentCount)) + static_cast<std::uint64_t>(f(last));
+  double sum = 0;
+  forEachFragmentSize(plan, [&](std::size_t n, std::uint64_t times) { sum += double(times) * double(f(n)); });
+  return sum;
 }
 
 /// Size of part i of n split into `parts` (pattern::partition).
@@ -52,24 +55,18 @@ inline std::size_t railServes(int k, int rail, int rails) {
   return rail < k ? static_cast<std::size_t>((k - rail + rails - 1) / rails) : 0;
 }
 
-/// Appends a step that comes after the previous one (Step::after).
-Step& addStep(Plan& plan, StepKind kind, Tier tier, Group group, std::string what);
-
-/// Bytes moved between two ranks, added to the step's tier totals by where they are.
+/// Appends a step that comes after the previous one (Step::after), on the plan's path. Along
+/// the rails it is paced by the scale-out tier, elsewhere by the scale-up tier.
+Step& addStep(Plan& plan, StepKind kind, Group group, std::string what, Pieces pieces = Pieces::None,
+              Buffer in = Buffer::None, Buffer out = Buffer::None);
+/// A flat pattern's step among all ranks over the transport: paced by the scale-up tier until
+/// addTransfer counts a message that crosses domains.
+Step& addFlatStep(Plan& plan, StepKind kind, std::string what);
+/// A message between two ranks, added to the step's tier totals by where they are.
 inline void addTransfer(Step& st, const Shape& s, int from, int to, std::uint64_t bytes) {
-  (s.domainOf[from] == s.domainOf[to] ? st.scaleUpBytes : st.scaleOutBytes) += bytes;
-}
-/// A flat pattern's step over the transport: paced by the scale-out tier if any of its
-/// messages crosses domains.
-void flatTier(Step& st, bool crosses);
-/// Calls f(n, times) for each distinct fragment size n, `times` fragments having it.
-template <class F>
-void forEachFragmentSize(const Plan& plan, F f) {
-  if (plan.fragments == 0) return;
-  const std::size_t last = plan.count - (plan.fragments - 1) * plan.fragmentCount;
-  if (last == plan.fragmentCount) return f(last, std::uint64_t(plan.fragments));
-  f(plan.fragmentCount, std::uint64_t(plan.fragments - 1));
-  f(last, std::uint64_t(1));
+  const bool crosses = s.domainOf[from] != s.domainOf[to];
+  (crosses ? st.scaleOutBytes : st.scaleUpBytes) += bytes;
+  if (crosses) st.tier = Tier::ScaleOut;
 }
 /// The flat algorithms' scratch: a message received into the receive scratch, and (with
 /// `withAccumulate`) one packed or accumulated in the accumulate scratch.
@@ -78,16 +75,26 @@ std::size_t flatScratchElements(const Request& req, const Shape& s, bool withAcc
 /// Pairs of (sender, receiver) ranks in different domains, and in the same one (without self).
 std::uint64_t crossPairs(const Shape& s);
 std::uint64_t insidePairs(const Shape& s);
+/// The sum over domains of f(k), k being each one's size.
+template <class F>
+std::uint64_t overDomains(const Shape& s, F f) {
+  std::uint64_t sum = 0;
+  for (int k : s.domainSizes) sum += static_cast<std::uint64_t>(f(static_cast<std::uint64_t>(k)));
+  return sum;
+}
 
-// The steps every hierarchical plan begins or ends with.
-/// Direct paths, once per call: every rank publishes a descriptor of its buffers and reads its peers'.
-void addAgree(Plan& plan);
-/// Staged path: every rank (or only the root) copies `localBytes` of input into its window per call.
-Step& addStage(Plan& plan, Pieces pieces, double localBytes);
+/// How every hierarchical plan begins: its fragments (`capacity` elements per block, two in
+/// flight across domains), its round protocol, and on a direct path the Agree step (with what it
+/// reads of every rank's buffers, DirectNeeds), else the Stage step (copying `stagedBytes` into
+/// the window per call).
+void beginDomainPlan(Plan& plan, const Shape& s, std::size_t capacity, std::uint32_t directNeeds, Pieces pieces,
+                     double stagedBytes);
+/// Fragments in flight for a hierarchical plan: two across domains (the tiers overlap), else one.
+inline std::uint32_t domainSlots(const Shape& s) { return s.numDomains() > 1 ? 2 : 1; }
 /// Holders raise Reduced once their pieces are in place (staged: copying `localBytes` there first).
 Step& addPublish(Plan& plan, Pieces pieces, double localBytes);
-/// Direct paths, once per call: the closing barrier.
-void addClose(Plan& plan);
+/// Direct paths, once per call: the closing barrier (nothing on the staged path).
+void endDomainPlan(Plan& plan);
 
 /// Who sends to whom, for tiercc-sim's exact mode.
 inline void describeExchange(Step& st, Exchange exchange, double messageBytes, int param = 0) {

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <array>
-#include <sstream>
 
 #include "plan/topology.hpp"
 
@@ -48,34 +47,36 @@ const char* toString(Buffer b) {
   return kBuffers[static_cast<int>(b)];
 }
 const char* toString(StepKind k) {
-  static constexpr std::array<const char*, 28> kKinds = {"agree",
-                                                         "stage",
-                                                         "domain-reduce",
-                                                         "domain-pack",
-                                                         "one-shot",
-                                                         "publish",
-                                                         "domain-gather",
-                                                         "close",
-                                                         "rail-reduce",
-                                                         "rail-copy",
-                                                         "local-reduce",
-                                                         "ring-reduce-scatter",
-                                                         "ring-allgather",
-                                                         "fold",
-                                                         "halving-reduce",
-                                                         "doubling-gather",
-                                                         "doubling-reduce",
-                                                         "unfold",
-                                                         "knomial-broadcast",
-                                                         "knomial-reduce",
-                                                         "bruck-allgather",
-                                                         "bruck-rotate",
-                                                         "bruck-alltoall",
-                                                         "bruck-place",
-                                                         "pairwise",
-                                                         "dissemination",
-                                                         "send",
-                                                         "recv"};
+  // clang-format off: in StepKind's order
+  static constexpr std::array<const char*, kNumStepKinds> kKinds = {"agree",
+                                                                    "stage",
+                                                                    "domain-reduce",
+                                                                    "domain-pack",
+                                                                    "one-shot",
+                                                                    "publish",
+                                                                    "domain-gather",
+                                                                    "close",
+                                                                    "rail-reduce",
+                                                                    "rail-copy",
+                                                                    "local-reduce",
+                                                                    "ring-reduce-scatter",
+                                                                    "ring-allgather",
+                                                                    "fold",
+                                                                    "halving-reduce",
+                                                                    "doubling-gather",
+                                                                    "doubling-reduce",
+                                                                    "unfold",
+                                                                    "knomial-broadcast",
+                                                                    "knomial-reduce",
+                                                                    "bruck-allgather",
+                                                                    "bruck-rotate",
+                                                                    "bruck-alltoall",
+                                                                    "bruck-place",
+                                                                    "pairwise",
+                                                                    "dissemination",
+                                                                    "send",
+                                                                    "recv"};
+  // clang-format on
   return kKinds[static_cast<int>(k)];
 }
 
@@ -111,19 +112,6 @@ std::uint64_t Plan::scaleOutBytes() const {
   std::uint64_t n = 0;
   for (const Step& s : steps) n += s.scaleOutBytes;
   return n;
-}
-
-std::string Plan::describe() const {
-  std::ostringstream out;
-  out << toString(coll) << " " << bytes << " B, " << toString(algorithm) << " (" << toString(path) << "): " << fragments
-      << (fragments == 1 ? " fragment" : " fragments") << " of " << fragmentCount << " elements"
-      << (slots > 1 ? ", " + std::to_string(slots) + " in flight (the tiers overlap)" : std::string()) << "; scale-out "
-      << scaleOutBytes() << " B (bound " << boundBytes << " B), scale-up " << scaleUpBytes() << " B";
-  for (const Step& s : steps)
-    out << "\n  [" << (s.tier == Tier::ScaleOut ? "out" : "up ") << "] " << toString(s.kind) << " ("
-        << toString(s.group) << "): " << s.what << "; " << s.latencySteps << " latency steps, busiest link "
-        << static_cast<std::uint64_t>(s.busiestBytes) << " B";
-  return out.str();
 }
 
 double Plan::combine(const std::vector<double>& stepSeconds) const {

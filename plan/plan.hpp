@@ -106,8 +106,6 @@ struct Plan {
 
   std::uint64_t scaleUpBytes() const;
   std::uint64_t scaleOutBytes() const;
-  /// "allreduce 16777216 B, hierarchical (staged)" and one line per step.
-  std::string describe() const;
   /// The plan's time from its steps' times: their sum, or for a pipelined plan (slots > 1)
   /// the busier tier's steps plus one fragment's share of the other's (filling and draining).
   double combine(const std::vector<double>& stepSeconds) const;

@@ -65,8 +65,6 @@ const std::vector<const AlgorithmEntry*>& algorithmsFor(Collective c) {
   return kByCollective[static_cast<int>(c)];
 }
 
-const AlgorithmEntry* findAlgorithm(Collective c, Algorithm a) { return find(c, a); }
-
 std::string unknownAlgorithmReason(Collective c, const std::string& name) {
   Algorithm a;
   if (parseAlgorithm(name, a) && find(c, a)) return "";
@@ -107,32 +105,14 @@ Plan buildPlan(Algorithm a, const Request& asked, const Shape& shape, Path path)
   plan.path = path;
   plan.boundBytes = slowTierBound(req, shape);
   plan.count = req.count;
-  const std::size_t es = dataTypeSize(req.dt);
-  plan.elementBytes = es;
-  switch (req.coll) {
-    case Collective::Broadcast:
-    case Collective::Reduce:
-      plan.root = req.root;
-      [[fallthrough]];
-    case Collective::AllReduce:
-      plan.bytes = req.count * es;
-      break;
-    case Collective::Send:
-    case Collective::Recv:
-      plan.root = req.peer;
-      plan.bytes = req.count * es;
-      break;
-    case Collective::ReduceScatter:
-    case Collective::AllGather:
-    case Collective::AllToAll:
-      plan.bytes = req.count * es * shape.size();
-      break;
-    case Collective::AllToAllv:
-      plan.bytes = req.totalBytes;
-      break;
-    case Collective::Barrier:
-      break;
-  }
+  plan.elementBytes = dataTypeSize(req.dt);
+  using C = Collective;
+  const C c = req.coll;
+  const bool perRank = c == C::ReduceScatter || c == C::AllGather || c == C::AllToAll;
+  plan.bytes = c == C::AllToAllv ? req.totalBytes
+               : c == C::Barrier ? 0
+                                 : req.count * plan.elementBytes * (perRank ? shape.size() : 1);
+  plan.root = c == C::Broadcast || c == C::Reduce ? req.root : c == C::Send || c == C::Recv ? req.peer : -1;
   e->build(plan, req, shape);
   auto& [first, end] = plan.fragmentSteps;
   while (first < plan.steps.size() && plan.steps[first].perCall) ++first;

@@ -28,8 +28,6 @@ struct AlgorithmEntry {
 
 /// The algorithms of a collective, in the order the selector lists them.
 const std::vector<const AlgorithmEntry*>& algorithmsFor(Collective c);
-/// The entry of (c, a), or null if c has no such algorithm.
-const AlgorithmEntry* findAlgorithm(Collective c, Algorithm a);
 /// "allreduce has no algorithm 'x' (it has: hierarchical, ...)" for an unknown name; "" if known.
 std::string unknownAlgorithmReason(Collective c, const std::string& name);
 /// Why (c, a) cannot run `req` on `shape` ("" if it can).

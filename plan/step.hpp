@@ -47,6 +47,7 @@ enum class StepKind : std::uint8_t {
   Send,
   Recv
 };
+inline constexpr int kNumStepKinds = 28;
 /// "stage", "domain-reduce", ... (static storage).
 const char* toString(StepKind k);
 

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "core/errors.hpp"
 #include "core/params.hpp"
 #include "plan/registry.hpp"
 #include "plan/selector.hpp"
@@ -112,6 +113,15 @@ constexpr std::size_t kKinds = static_cast<std::size_t>(StepKind::Recv) + 1;
 
 // Every rank's counts summed by step kind (domains on different paths run plans whose steps
 // differ only in the steps that move nothing: agree, stage, close), then the bound.
+// The plan's steps with their bytes, for a failure's message.
+std::string stepsOf(const Plan& plan) {
+  std::string out;
+  for (const Step& st : plan.steps)
+    out += concat("  ", toString(st.kind), " (", toString(st.group), "): ", st.scaleUpBytes, " B up, ",
+                  st.scaleOutBytes, " B out\n");
+  return out;
+}
+
 std::vector<std::uint64_t> sumOverRanks(Communicator& c, const TierStats& before, const TierStats& after,
                                         const Plan& plan) {
   std::vector<std::uint64_t> mine(2 * kKinds + 1, 0), all(mine.size());
@@ -176,7 +186,7 @@ std::string checkCall(Communicator& c, Collective coll, const std::string& force
                    what << ", " << toString(static_cast<StepKind>(kind))
                         << " steps: " << (tier ? "scale-out" : "scale-up") << " bytes measured "
                         << measured[2 * kind + tier] << ", the plan says " << expected[2 * kind + tier] << "\n"
-                        << plan.describe());
+                        << stepsOf(plan));
   // Where every rank ran this very plan (one path everywhere, not send or recv), step by step too.
   const std::uint64_t steps[2] = {plan.steps.size(), ~plan.steps.size()};
   std::uint64_t most[2];

@@ -2,9 +2,10 @@
 // for any p, one message per round, for small messages where latency dominates. Each round
 // packs the blocks it sends (a fragment of each) into the accumulate scratch and receives into
 // the receive scratch, so a fragment is what the largest round's blocks fit.
+#include "plan/pattern/bruck.hpp"
+
 #include "plan/algorithms/algorithms.hpp"
 #include "plan/build.hpp"
-#include "plan/pattern/bruck.hpp"
 
 namespace tiercc::plans {
 namespace {
@@ -12,22 +13,18 @@ namespace {
 // Round k: every rank sends `blocks` fragments of blocks to rank + shift (mod p).
 void bruckStep(Plan& plan, const Shape& s, StepKind kind, int k, int blocks, int shift, std::size_t es) {
   const int p = s.size();
-  Step& st = addStep(plan, kind, Tier::ScaleUp, Group::World, "bruck step at distance " + std::to_string(1 << k));
+  Step& st = addFlatStep(plan, kind, "bruck step at distance " + std::to_string(1 << k));
   st.param = k;
-  bool crosses = false;
-  for (int r = 0; r < p; ++r) {
-    const int to = pattern::wrap(static_cast<long long>(r) + shift, p);
-    addTransfer(st, s, r, to, static_cast<std::uint64_t>(blocks) * plan.count * es);
-    crosses |= s.domainOf[r] != s.domainOf[to];
-  }
+  for (int r = 0; r < p; ++r)
+    addTransfer(st, s, r, pattern::wrap(static_cast<long long>(r) + shift, p),
+                static_cast<std::uint64_t>(blocks) * plan.count * es);
   st.latencySteps = plan.fragments;
   st.busiestBytes = double(blocks) * double(plan.count * es);
-  flatTier(st, crosses);
   describeExchange(st, Exchange::Shift, st.busiestBytes, shift);
 }
 
 Step& localStep(Plan& plan, StepKind kind, const char* what, double bytes) {
-  Step& st = addStep(plan, kind, Tier::ScaleUp, Group::Self, what);
+  Step& st = addStep(plan, kind, Group::Self, what);
   st.perCall = true;
   st.localBytes = bytes;
   return st;

@@ -15,24 +15,18 @@ namespace {
 template <class Bytes>
 void exchangeStep(Plan& plan, const Shape& s, const pattern::Butterfly& bf, StepKind kind, int mask, Bytes bytes) {
   static const char* const kWhat[] = {"halving exchange at distance ", "doubling exchange at distance "};
-  Step& st = addStep(plan, kind, Tier::ScaleUp, Group::World, kWhat[kind != StepKind::HalvingReduce] + std::to_string(mask));
+  Step& st = addFlatStep(plan, kind, kWhat[kind != StepKind::HalvingReduce] + std::to_string(mask));
   st.param = mask;
   st.reduces = kind != StepKind::DoublingGather;
-  bool crosses = false;
-  double most = 0;
   forEachFragmentSize(plan, [&](std::size_t n, std::uint64_t times) {
-    std::uint64_t m = 0;
+    std::uint64_t most = 0;
     for (int v = 0; v < bf.participants(); ++v) {
-      const int from = bf.realRank(v), to = bf.realRank(v ^ mask);
-      addTransfer(st, s, from, to, times * bytes(v, n));
-      crosses |= s.domainOf[from] != s.domainOf[to];
-      m = std::max<std::uint64_t>(m, bytes(v, n));
+      addTransfer(st, s, bf.realRank(v), bf.realRank(v ^ mask), times * bytes(v, n));
+      most = std::max<std::uint64_t>(most, bytes(v, n));
     }
-    most += double(times * m);
+    st.busiestBytes += double(times * most);
   });
   st.latencySteps = plan.fragments;
-  st.busiestBytes = most;
-  flatTier(st, crosses);
   describeExchange(st, Exchange::Butterfly, double(st.scaleUpBytes + st.scaleOutBytes) / bf.participants(), mask);
 }
 
@@ -41,22 +35,17 @@ void exchangeStep(Plan& plan, const Shape& s, const pattern::Butterfly& bf, Step
 void foldStep(Plan& plan, const Request& req, const Shape& s, const pattern::Butterfly& bf, int direction) {
   if (bf.extra() == 0 && direction == 1) return;
   const std::size_t es = dataTypeSize(req.dt);
-  Step& st = addStep(plan, direction ? StepKind::Unfold : StepKind::Fold, Tier::ScaleUp, Group::World,
-                     direction ? "return results to folded ranks"
-                               : "input into the output; fold " + std::to_string(bf.extra()) + " extra ranks into partners");
+  Step& st = addFlatStep(
+      plan, direction ? StepKind::Unfold : StepKind::Fold,
+      direction ? "return results to folded ranks"
+                : "input into the output; fold " + std::to_string(bf.extra()) + " extra ranks into partners");
   st.reduces = direction == 0;
-  bool crosses = false;
-  for (int i = 0; i < 2 * bf.extra(); i += 2) {
-    const int from = direction ? i + 1 : i, to = direction ? i : i + 1;
-    addTransfer(st, s, from, to, plan.count * es);
-    crosses |= s.domainOf[from] != s.domainOf[to];
-  }
-  if (bf.extra() > 0) {
-    st.latencySteps = plan.fragments * (direction ? 1.0 : 2.0);  // the fold comes in two pieces
-    st.busiestBytes = double(plan.count * es);
-  }
-  flatTier(st, crosses);
-  if (bf.extra() > 0) describeExchange(st, Exchange::Fold, double(st.scaleUpBytes + st.scaleOutBytes) / bf.extra(), direction);
+  for (int i = 0; i < 2 * bf.extra(); i += 2)
+    addTransfer(st, s, direction ? i + 1 : i, direction ? i : i + 1, plan.count * es);
+  if (bf.extra() == 0) return;
+  st.latencySteps = plan.fragments * (direction ? 1.0 : 2.0);  // the fold comes in two pieces
+  st.busiestBytes = double(plan.count * es);
+  describeExchange(st, Exchange::Fold, double(st.scaleUpBytes + st.scaleOutBytes) / bf.extra(), direction);
 }
 
 }  // namespace

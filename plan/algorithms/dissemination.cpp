@@ -10,12 +10,10 @@ namespace tiercc::plans {
 void disseminationBarrier(Plan& plan, const Request&, const Shape& s) {
   const int p = s.size();
   cutFragments(plan, 1, 1);
-  Step& st = addStep(plan, StepKind::Dissemination, Tier::ScaleUp, Group::World, "dissemination, empty messages");
+  Step& st = addFlatStep(plan, StepKind::Dissemination, "dissemination, empty messages");
   st.latencySteps = pattern::bruckSteps(p);
-  bool crosses = false;
   for (int k = 0; k < pattern::bruckSteps(p); ++k)
-    for (int r = 0; r < p; ++r) crosses |= s.domainOf[r] != s.domainOf[pattern::disseminationSendTo(p, r, k)];
-  flatTier(st, crosses);
+    for (int r = 0; r < p; ++r) addTransfer(st, s, r, pattern::disseminationSendTo(p, r, k), 0);
 }
 
 }  // namespace tiercc::plans

@@ -28,66 +28,56 @@ constexpr std::size_t kDirectSliceBytes = 1 << 20;
 void hierarchicalAllreduce(Plan& plan, const Request& req, const Shape& s) {
   const std::size_t es = dataTypeSize(req.dt);
   const int D = s.numDomains(), R = s.minDomainSize(), kmax = s.maxDomainSize();
-  const bool across = D > 1, direct = plan.path != Path::Staged;
-  const std::uint32_t slots = across ? 2 : 1;
-  cutFragments(plan, across || !direct ? req.windowBytes / slots / es : R * (kDirectSliceBytes / es), slots);
-  plan.rounds = direct ? Rounds::Direct : Rounds::PerFragment;
-  plan.directNeeds = kNeedSend | kNeedRecv;
-  const double F = plan.fragments;
+  const bool across = D > 1, direct = plan.path != Path::Staged, cma = plan.path == Path::CrossMemory;
   const std::uint64_t S = plan.count * es;
-  std::uint64_t inside = 0;  // what every domain reads of its ranks, once to reduce and once to gather
-  for (int k : s.domainSizes) inside += static_cast<std::uint64_t>(k - 1) * S;
+  beginDomainPlan(plan, s, across || !direct ? req.windowBytes / domainSlots(s) / es : R * (kDirectSliceBytes / es),
+                  kNeedSend | kNeedRecv, Pieces::Vector, double(S));
+  const double F = plan.fragments;
+  // What every domain reads of its ranks, once to reduce and once to gather.
+  const std::uint64_t inside = overDomains(s, [&](std::uint64_t k) { return (k - 1) * S; });
   auto slice = [&](std::size_t n) { return ceilDiv(n, R) * es; };  // the largest slice of a fragment
-  const bool cma = plan.path == Path::CrossMemory;
 
-  if (direct) addAgree(plan);
-  else addStage(plan, Pieces::Vector, double(S));
-
-  Step& reduce = addStep(plan, StepKind::DomainReduce, Tier::ScaleUp, Group::Domain, "each rail's slice reduced over its domain");
-  reduce.pieces = Pieces::Vector;
-  reduce.in = direct ? Buffer::PeerSend : Buffer::Window;
-  reduce.out = direct ? Buffer::Recv : Buffer::Accumulate;
+  Step& reduce =
+      addStep(plan, StepKind::DomainReduce, Group::Domain, "each rail's slice reduced over its domain", Pieces::Vector,
+              direct ? Buffer::PeerSend : Buffer::Window, direct ? Buffer::Recv : Buffer::Accumulate);
   reduce.reduces = true;
   reduce.finalizes = !across;
   reduce.latencySteps = direct ? 0 : F;  // direct: the send buffers are ready since Agree
   reduce.busiestBytes = double(kmax - 1) * S / R;
   reduce.scaleUpBytes = inside;
-  if (cma) reduce.crossMemoryReads = (kmax - 1) * sumOverFragments(plan, [&](std::size_t n) { return ceilDiv(slice(n), kCrossMemoryChunkBytes); });
+  if (cma)
+    reduce.crossMemoryReads =
+        (kmax - 1) * sumOverFragments(plan, [&](std::size_t n) { return ceilDiv(slice(n), kCrossMemoryChunkBytes); });
   describeExchange(reduce, Exchange::InDomain, double(S) / R);
 
-  if (across) {
-    // Rank (d, j) sends the D - 1 other sub-slices of its slice, and later its own to D - 1 peers.
-    const double sent = double(D - 1) * S / (double(D) * R);
-    for (StepKind kind : {StepKind::RailReduce, StepKind::RailCopy}) {
-      const bool first = kind == StepKind::RailReduce;
-      Step& rail = addStep(plan, kind, Tier::ScaleOut, Group::Rail,
-                           first ? "along each rail, each domain reduces its sub-slice" : "along each rail, the sub-slices to every domain");
-      rail.pieces = Pieces::Vector;
-      rail.in = rail.out = reduce.out;
-      rail.reduces = first;
-      rail.finalizes = first;
-      rail.latencySteps = F;
-      rail.busiestBytes = sent;
-      rail.scaleOutBytes = (D - 1) * S;
-      describeExchange(rail, Exchange::Rail, double(S) / R / D);
-    }
+  // Rank (d, j) sends the D - 1 other sub-slices of its slice, and later its own to D - 1 peers.
+  for (StepKind kind : {StepKind::RailReduce, StepKind::RailCopy}) {
+    if (!across) break;
+    const bool first = kind == StepKind::RailReduce;
+    Step& rail = addStep(plan, kind, Group::Rail,
+                         first ? "along each rail, each domain reduces its sub-slice"
+                               : "along each rail, the sub-slices to every domain",
+                         Pieces::Vector, reduce.out, reduce.out);
+    rail.reduces = rail.finalizes = first;
+    rail.latencySteps = F;
+    rail.busiestBytes = double(D - 1) * S / (double(D) * R);
+    rail.scaleOutBytes = (D - 1) * S;
+    describeExchange(rail, Exchange::Rail, double(S) / R / D);
   }
 
   Step& publish = addPublish(plan, Pieces::Vector, direct ? 0 : sumOverFragments(plan, slice));
   if (!direct) publish.in = Buffer::Accumulate;  // the slice, out of the scratch into the window
 
-  Step& gather = addStep(plan, StepKind::DomainGather, Tier::ScaleUp, Group::Domain, "every rank copies every slice");
-  gather.pieces = Pieces::Vector;
-  gather.in = direct ? Buffer::PeerRecv : Buffer::Window;
-  gather.out = Buffer::Recv;
+  Step& gather = addStep(plan, StepKind::DomainGather, Group::Domain, "every rank copies every slice", Pieces::Vector,
+                         direct ? Buffer::PeerRecv : Buffer::Window, Buffer::Recv);
   gather.latencySteps = F;
   // A rank beyond the rails owns no slice and reads them all; a rail member all but its own.
-  gather.busiestBytes = kmax > R ? double(S) : double(S) - sumOverFragments(plan, [&](std::size_t n) { return n / R * es; });
+  gather.busiestBytes =
+      kmax > R ? double(S) : double(S) - sumOverFragments(plan, [&](std::size_t n) { return n / R * es; });
   gather.scaleUpBytes = inside;
   if (cma) gather.crossMemoryReads = F * (kmax > R ? R : R - 1);
   describeExchange(gather, Exchange::InDomain, double(S) / R);
-
-  if (direct) addClose(plan);
+  endDomainPlan(plan);
 }
 
 }  // namespace tiercc::plans

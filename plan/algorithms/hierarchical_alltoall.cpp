@@ -18,8 +18,8 @@ namespace tiercc::plans {
 void hierarchicalAlltoall(Plan& plan, const Request& req, const Shape& s) {
   const std::size_t es = dataTypeSize(req.dt), N = s.size();
   const int D = s.numDomains(), R = s.minDomainSize(), kmax = s.maxDomainSize();
-  const bool across = D > 1, direct = plan.path != Path::Staged;
-  const std::uint32_t slots = across ? 2 : 1;
+  const bool direct = plan.path != Path::Staged;
+  const std::uint32_t slots = domainSlots(s);
   std::size_t arrivals = 0, packed = 0;  // the most blocks any rail member receives, and sends
   for (int d = 0; d < D; ++d)
     for (int j = 0; j < R; ++j) {
@@ -34,47 +34,35 @@ void hierarchicalAlltoall(Plan& plan, const Request& req, const Shape& s) {
     }
   std::size_t capacity = direct ? plan.count : req.windowBytes / slots / es / (N + arrivals);
   if (packed) capacity = std::min(capacity, accumulateBytes(req.windowBytes) / slots / es / packed);
-  cutFragments(plan, capacity, slots);
-  plan.rounds = direct ? Rounds::Direct : Rounds::PerFragment;
-  plan.directNeeds = kNeedSend | kNeedOutOfPlace;
-  const double F = plan.fragments;
   const std::uint64_t B = plan.count * es;
-
-  if (direct) addAgree(plan);
-  else addStage(plan, Pieces::Routes, double(N * B));
-  if (across) {
-    Step& pack = addStep(plan, StepKind::DomainPack, Tier::ScaleUp, Group::Domain, "one message per destination domain, packed");
-    pack.pieces = Pieces::Routes;
-    pack.in = Buffer::Window;
-    pack.out = Buffer::Accumulate;
+  beginDomainPlan(plan, s, capacity, kNeedSend | kNeedOutOfPlace, Pieces::Routes, double(N * B));
+  const double F = plan.fragments;
+  if (D > 1) {
+    Step& pack = addStep(plan, StepKind::DomainPack, Group::Domain, "one message per destination domain, packed",
+                         Pieces::Routes, Buffer::Window, Buffer::Accumulate);
     pack.latencySteps = F;
     pack.busiestBytes = double((packed - packed / kmax) * B);
     pack.localBytes = double(packed / kmax * B);
-    for (int k : s.domainSizes) pack.scaleUpBytes += (N - k) * static_cast<std::uint64_t>(k - 1) * B;
+    pack.scaleUpBytes = overDomains(s, [&](std::uint64_t k) { return (N - k) * (k - 1) * B; });
     if (kmax > 1) describeExchange(pack, Exchange::InDomain, pack.busiestBytes / (kmax - 1));
 
-    Step& rail = addStep(plan, StepKind::RailCopy, Tier::ScaleOut, Group::Rail, "one message per (rail, destination domain)");
-    rail.pieces = Pieces::Routes;
-    rail.in = Buffer::Accumulate;
-    rail.out = Buffer::Window;
+    Step& rail = addStep(plan, StepKind::RailCopy, Group::Rail, "one message per (rail, destination domain)",
+                         Pieces::Routes, Buffer::Accumulate, Buffer::Window);
     rail.latencySteps = F;
     rail.busiestBytes = double(packed * B);
     rail.scaleOutBytes = crossPairs(s) * B;
     describeExchange(rail, Exchange::Rail, double(kmax * B));
     addPublish(plan, Pieces::Routes, 0);
   }
-  Step& gather = addStep(plan, StepKind::DomainGather, Tier::ScaleUp, Group::Domain, "every rank copies its incoming blocks");
-  gather.pieces = Pieces::Routes;
-  gather.in = direct ? Buffer::PeerSend : Buffer::Window;
-  gather.out = Buffer::Recv;
+  Step& gather = addStep(plan, StepKind::DomainGather, Group::Domain, "every rank copies its incoming blocks",
+                         Pieces::Routes, direct ? Buffer::PeerSend : Buffer::Window, Buffer::Recv);
   gather.latencySteps = direct ? 0 : F;  // direct: the send buffers are ready since Agree
   gather.busiestBytes = kmax > 1 ? double((N - 1) * B) : 0;
   gather.localBytes = double(B);
-  for (int k : s.domainSizes)
-    gather.scaleUpBytes += (static_cast<std::uint64_t>(k) * (k - 1) + static_cast<std::uint64_t>(k - R) * (N - k)) * B;
+  gather.scaleUpBytes = overDomains(s, [&](std::uint64_t k) { return (k * (k - 1) + (k - R) * (N - k)) * B; });
   if (plan.path == Path::CrossMemory) gather.crossMemoryReads = double(kmax - 1);
-  if (kmax > 1) describeExchange(gather, Exchange::InDomain, double((N - 1) * B) / (kmax - 1));  // from each peer, on average
-  if (direct) addClose(plan);
+  if (kmax > 1) describeExchange(gather, Exchange::InDomain, double((N - 1) * B) / (kmax - 1));  // from each peer
+  endDomainPlan(plan);
 }
 
 }  // namespace tiercc::plans

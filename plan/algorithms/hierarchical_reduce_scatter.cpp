@@ -17,11 +17,11 @@ namespace tiercc::plans {
 void hierarchicalReduceScatter(Plan& plan, const Request& req, const Shape& s) {
   const std::size_t es = dataTypeSize(req.dt), N = s.size();
   const int D = s.numDomains(), R = s.minDomainSize(), kmax = s.maxDomainSize();
-  const bool across = D > 1, direct = plan.path != Path::Staged, gather = kmax > R;
-  const std::uint32_t slots = across ? 2 : 1;
+  const bool across = D > 1, direct = plan.path != Path::Staged;
+  const std::uint32_t slots = domainSlots(s);
   const std::size_t results = ceilDiv(kmax, R);  // blocks a rail member holds for its domain's owners
-  std::size_t handled = 0;                       // blocks rail 0 reduces, the most of any rail
-  for (int k : s.domainSizes) handled += railServes(k, 0, R);
+  const std::size_t handled =
+      overDomains(s, [&](std::uint64_t k) { return railServes(k, 0, R); });  // rail 0's, the most
   std::size_t capacity = plan.count;
   if (!direct) {
     capacity = req.windowBytes / slots / es / (N + results);
@@ -30,51 +30,42 @@ void hierarchicalReduceScatter(Plan& plan, const Request& req, const Shape& s) {
       capacity = std::min(capacity, accumulateBytes(req.windowBytes) / slots / es / handled);
     }
   }
-  cutFragments(plan, capacity, slots);
-  plan.rounds = direct ? Rounds::Direct : Rounds::PerFragment;
-  plan.directNeeds = kNeedSend;
-  const double F = plan.fragments;
   const std::uint64_t B = plan.count * es;
+  beginDomainPlan(plan, s, capacity, kNeedSend, Pieces::Blocks, double(N * B));
+  const double F = plan.fragments;
 
-  if (direct) addAgree(plan);
-  else addStage(plan, Pieces::Blocks, double(N * B));
-
-  Step& reduce = addStep(plan, StepKind::DomainReduce, Tier::ScaleUp, Group::Domain, "each rail's blocks reduced over its domain");
-  reduce.pieces = Pieces::Blocks;
-  reduce.in = direct ? Buffer::PeerSend : Buffer::Window;
-  reduce.out = across ? Buffer::Accumulate : Buffer::Recv;
+  Step& reduce =
+      addStep(plan, StepKind::DomainReduce, Group::Domain, "each rail's blocks reduced over its domain", Pieces::Blocks,
+              direct ? Buffer::PeerSend : Buffer::Window, across ? Buffer::Accumulate : Buffer::Recv);
   reduce.reduces = true;
   reduce.finalizes = !across;
   reduce.latencySteps = direct ? 0 : F;  // direct: the send buffers are ready since Agree
   reduce.busiestBytes = double((kmax - 1) * handled * B);
-  for (int k : s.domainSizes) reduce.scaleUpBytes += static_cast<std::uint64_t>(k - 1) * N * B;
+  reduce.scaleUpBytes = overDomains(s, [&](std::uint64_t k) { return (k - 1) * N * B; });
   if (plan.path == Path::CrossMemory)
-    reduce.crossMemoryReads = (kmax - 1) * sumOverFragments(plan, [&](std::size_t n) { return ceilDiv(n * es, kCrossMemoryChunkBytes); });
+    reduce.crossMemoryReads =
+        (kmax - 1) * sumOverFragments(plan, [&](std::size_t n) { return ceilDiv(n * es, kCrossMemoryChunkBytes); });
   describeExchange(reduce, Exchange::InDomain, double(N * B) / R);
 
-  if (across) {
-    Step& rail = addStep(plan, StepKind::RailReduce, Tier::ScaleOut, Group::Rail, "partials of remote blocks to their domains");
-    rail.pieces = Pieces::Blocks;
-    rail.in = Buffer::Accumulate;
-    rail.out = Buffer::Recv;  // owners beyond the rails: the holder's window
+  if (across) {  // into the owner's receive buffer; for owners beyond the rails, the holder's window
+    Step& rail = addStep(plan, StepKind::RailReduce, Group::Rail, "partials of remote blocks to their domains",
+                         Pieces::Blocks, Buffer::Accumulate, Buffer::Recv);
     rail.reduces = rail.finalizes = true;
     rail.latencySteps = F;
     rail.busiestBytes = double((handled - 1) * B);
     rail.scaleOutBytes = (D - 1) * N * B;
     describeExchange(rail, Exchange::Rail, double(B));
   }
-  if (gather) {  // uneven domains (staged): owners beyond the rails
+  if (kmax > R) {  // uneven domains (staged): owners beyond the rails
     addPublish(plan, Pieces::Blocks, 0);
-    Step& copy = addStep(plan, StepKind::DomainGather, Tier::ScaleUp, Group::Domain, "owners beyond the rails copy their block");
-    copy.pieces = Pieces::Blocks;
-    copy.in = Buffer::Window;
-    copy.out = Buffer::Recv;
+    Step& copy = addStep(plan, StepKind::DomainGather, Group::Domain, "owners beyond the rails copy their block",
+                         Pieces::Blocks, Buffer::Window, Buffer::Recv);
     copy.latencySteps = F;
     copy.busiestBytes = double(B);
-    for (int k : s.domainSizes) copy.scaleUpBytes += static_cast<std::uint64_t>(k - R) * B;
+    copy.scaleUpBytes = overDomains(s, [&](std::uint64_t k) { return (k - R) * B; });
     describeExchange(copy, Exchange::InDomain, double(B));
   }
-  if (direct) addClose(plan);
+  endDomainPlan(plan);
 }
 
 }  // namespace tiercc::plans

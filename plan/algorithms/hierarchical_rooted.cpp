@@ -15,97 +15,83 @@ namespace {
 
 // Bytes of every slice but the root's own (a rail member serves that one itself), over the call.
 double otherSlices(const Plan& plan, int rootLocal, int R, std::size_t es) {
-  return sumOverFragments(plan, [&](std::size_t n) { return (n - (rootLocal < R ? partSize(n, R, rootLocal) : 0)) * es; });
+  return sumOverFragments(plan,
+                          [&](std::size_t n) { return (n - (rootLocal < R ? partSize(n, R, rootLocal) : 0)) * es; });
+}
+
+int localRankOf(const Shape& s, int rank) {
+  int local = 0;
+  for (int r = 0; r < rank; ++r) local += s.domainOf[r] == s.domainOf[rank];
+  return local;
 }
 
 }  // namespace
 
 void hierarchicalBroadcast(Plan& plan, const Request& req, const Shape& s) {
   const std::size_t es = dataTypeSize(req.dt);
-  const int D = s.numDomains(), R = s.minDomainSize(), rootDomain = s.domainOf[req.root];
-  int rootLocal = 0;
-  for (int r = 0; r < req.root; ++r) rootLocal += s.domainOf[r] == rootDomain;
-  const bool across = D > 1, direct = plan.path != Path::Staged;
-  const std::uint32_t slots = across ? 2 : 1;
-  cutFragments(plan, direct ? plan.count : req.windowBytes / slots / es, slots);
-  plan.rounds = direct ? Rounds::Direct : Rounds::PerFragment;
-  plan.directNeeds = kNeedRootSend;
-  const double F = plan.fragments;
+  const int D = s.numDomains(), R = s.minDomainSize();
+  const bool direct = plan.path != Path::Staged;
   const std::uint64_t S = plan.count * es;
-
-  if (direct) addAgree(plan);
-  else addStage(plan, Pieces::Vector, double(S));  // the root only
-  if (across) {
-    Step& rail = addStep(plan, StepKind::RailCopy, Tier::ScaleOut, Group::Rail, "each rail of the root's domain sends its slice to every domain");
-    rail.pieces = Pieces::Vector;
-    rail.in = Buffer::Window;
-    rail.out = Buffer::Window;
+  beginDomainPlan(plan, s, direct ? plan.count : req.windowBytes / domainSlots(s) / es, kNeedRootSend, Pieces::Vector,
+                  double(S));  // the root only stages
+  const double F = plan.fragments;
+  if (D > 1) {
+    Step& rail =
+        addStep(plan, StepKind::RailCopy, Group::Rail, "each rail of the root's domain sends its slice to every domain",
+                Pieces::Vector, Buffer::Window, Buffer::Window);
     rail.latencySteps = F;
     rail.busiestBytes = (D - 1) * sumOverFragments(plan, [&](std::size_t n) { return ceilDiv(n, R) * es; });
     rail.scaleOutBytes = (D - 1) * S;
-    rail.scaleUpBytes = static_cast<std::uint64_t>((D - 1) * otherSlices(plan, rootLocal, R, es));
+    rail.scaleUpBytes = static_cast<std::uint64_t>((D - 1) * otherSlices(plan, localRankOf(s, req.root), R, es));
     addPublish(plan, Pieces::Vector, 0);
   }
-  Step& gather = addStep(plan, StepKind::DomainGather, Tier::ScaleUp, Group::Domain, "every rank copies the fragment");
-  gather.pieces = Pieces::Vector;
-  gather.in = direct ? Buffer::PeerSend : Buffer::Window;
-  gather.out = Buffer::Recv;
+  Step& gather = addStep(plan, StepKind::DomainGather, Group::Domain, "every rank copies the fragment", Pieces::Vector,
+                         direct ? Buffer::PeerSend : Buffer::Window, Buffer::Recv);
   gather.latencySteps = direct ? 0 : F;  // direct: the root's send buffer is ready since Agree
   gather.busiestBytes = double(S);
-  for (int k : s.domainSizes) gather.scaleUpBytes += static_cast<std::uint64_t>(k - 1) * S;
+  gather.scaleUpBytes = overDomains(s, [&](std::uint64_t k) { return (k - 1) * S; });
   if (plan.path == Path::CrossMemory) gather.crossMemoryReads = 1;
-  if (direct) addClose(plan);
+  endDomainPlan(plan);
 }
 
 void hierarchicalReduce(Plan& plan, const Request& req, const Shape& s) {
   const std::size_t es = dataTypeSize(req.dt);
-  const int D = s.numDomains(), R = s.minDomainSize(), kmax = s.maxDomainSize(), rootDomain = s.domainOf[req.root];
-  int rootLocal = 0;
-  for (int r = 0; r < req.root; ++r) rootLocal += s.domainOf[r] == rootDomain;
+  const int D = s.numDomains(), R = s.minDomainSize(), kmax = s.maxDomainSize();
   const bool across = D > 1, direct = plan.path != Path::Staged;
-  const std::uint32_t slots = across ? 2 : 1;
+  const std::uint32_t slots = domainSlots(s);
+  const std::uint64_t S = plan.count * es;
   std::size_t capacity = direct ? plan.count : req.windowBytes / slots / es;
   if (across) {  // the root's domain receives D - 1 partials of a slice, each up to n / R + 1 elements
     const std::size_t perPartial = receiveBytes(req.windowBytes, D) / slots / es / (D - 1);
     capacity = std::min(capacity, (perPartial > 1 ? perPartial - 1 : 1) * R);
   }
-  cutFragments(plan, capacity, slots);
-  plan.rounds = direct ? Rounds::Direct : Rounds::PerFragment;
-  plan.directNeeds = kNeedSend | kNeedRootRecv;
+  beginDomainPlan(plan, s, capacity, kNeedSend | kNeedRootRecv, Pieces::Vector, double(S));
   const double F = plan.fragments;
-  const std::uint64_t S = plan.count * es;
-  auto slice = [&](std::size_t n) { return ceilDiv(n, R) * es; };
-
-  if (direct) addAgree(plan);
-  else addStage(plan, Pieces::Vector, double(S));
-  Step& reduce = addStep(plan, StepKind::DomainReduce, Tier::ScaleUp, Group::Domain, "each rail's slice reduced over its domain");
-  reduce.pieces = Pieces::Vector;
-  reduce.in = direct ? Buffer::PeerSend : Buffer::Window;
-  reduce.out = across ? Buffer::Accumulate : direct ? Buffer::PeerRecv : Buffer::Recv;  // the root's part
+  Step& reduce = addStep(plan, StepKind::DomainReduce, Group::Domain, "each rail's slice reduced over its domain",
+                         Pieces::Vector, direct ? Buffer::PeerSend : Buffer::Window,
+                         across   ? Buffer::Accumulate
+                         : direct ? Buffer::PeerRecv
+                                  : Buffer::Recv);  // the root's part
   reduce.reduces = true;
   reduce.finalizes = !across;
   reduce.latencySteps = direct ? 0 : F;  // direct: the send buffers are ready since Agree
   reduce.busiestBytes = double(kmax - 1) * S / R;
-  for (int k : s.domainSizes) reduce.scaleUpBytes += static_cast<std::uint64_t>(k - 1) * S;
+  reduce.scaleUpBytes = overDomains(s, [&](std::uint64_t k) { return (k - 1) * S; });
   describeExchange(reduce, Exchange::InDomain, double(S) / R);
-  if (across) {
-    Step& rail = addStep(plan, StepKind::RailReduce, Tier::ScaleOut, Group::Rail, "each rail sends its partial to the root's domain");
-    rail.pieces = Pieces::Vector;
-    rail.in = Buffer::Accumulate;
-    rail.out = Buffer::Recv;  // the root's slice; the others into their holder's window
+  if (across) {  // into the root's slice; the others into their holder's window
+    Step& rail = addStep(plan, StepKind::RailReduce, Group::Rail, "each rail sends its partial to the root's domain",
+                         Pieces::Vector, Buffer::Accumulate, Buffer::Recv);
     rail.reduces = rail.finalizes = true;
     rail.latencySteps = F;
-    rail.busiestBytes = (D - 1) * sumOverFragments(plan, slice);
+    rail.busiestBytes = (D - 1) * sumOverFragments(plan, [&](std::size_t n) { return ceilDiv(n, R) * es; });
     rail.scaleOutBytes = (D - 1) * S;
   }
-  if (direct) return addClose(plan);
+  if (direct) return endDomainPlan(plan);
   addPublish(plan, Pieces::Vector, 0);
-  Step& gather = addStep(plan, StepKind::DomainGather, Tier::ScaleUp, Group::Domain, "the root copies the slices");
-  gather.pieces = Pieces::Vector;
-  gather.in = Buffer::Window;
-  gather.out = Buffer::Recv;
+  Step& gather = addStep(plan, StepKind::DomainGather, Group::Domain, "the root copies the slices", Pieces::Vector,
+                         Buffer::Window, Buffer::Recv);
   gather.latencySteps = F;
-  gather.busiestBytes = otherSlices(plan, rootLocal, R, es);
+  gather.busiestBytes = otherSlices(plan, localRankOf(s, req.root), R, es);
   gather.scaleUpBytes = static_cast<std::uint64_t>(gather.busiestBytes);
 }
 

@@ -2,10 +2,11 @@
 // levels for any p, root and radix k >= 2; latency-optimal for small messages, pipelined by
 // fragments for larger ones (a rank forwards fragment f while its parent sends f + 1). Every
 // tree edge carries the data once: broadcast down, reduce up.
+#include "plan/pattern/knomial.hpp"
+
 #include "core/errors.hpp"
 #include "plan/algorithms/algorithms.hpp"
 #include "plan/build.hpp"
-#include "plan/pattern/knomial.hpp"
 
 namespace tiercc::plans {
 namespace {
@@ -16,20 +17,15 @@ void knomial(Plan& plan, const Request& req, const Shape& s, bool reduce) {
   const int p = s.size();
   const pattern::KnomialTree tree(p, req.root, req.radix);
   cutFragments(plan, flatScratchElements(req, s, reduce), 1);
-  Step& st = addStep(plan, reduce ? StepKind::KnomialReduce : StepKind::KnomialBroadcast, Tier::ScaleUp, Group::World,
-                     (reduce ? "k-nomial reduce, radix " : "k-nomial broadcast, radix ") + std::to_string(req.radix));
+  Step& st =
+      addFlatStep(plan, reduce ? StepKind::KnomialReduce : StepKind::KnomialBroadcast,
+                  (reduce ? "k-nomial reduce, radix " : "k-nomial broadcast, radix ") + std::to_string(req.radix));
   st.reduces = st.finalizes = reduce;
   st.param = req.radix;
-  bool crosses = false;
-  for (int i = 0; i < p; ++i) {
-    if (i == req.root) continue;
-    const int parent = tree.parent(i);
-    addTransfer(st, s, reduce ? i : parent, reduce ? parent : i, plan.count * es);
-    crosses |= s.domainOf[i] != s.domainOf[parent];
-  }
+  for (int i = 0; i < p; ++i)
+    if (i != req.root) addTransfer(st, s, reduce ? i : tree.parent(i), reduce ? tree.parent(i) : i, plan.count * es);
   st.latencySteps = double(tree.levels()) * plan.fragments;
   st.busiestBytes = double(tree.levels() * (req.radix - 1) * plan.count * es);  // the root, every level
-  flatTier(st, crosses);
 }
 
 }  // namespace

@@ -23,10 +23,8 @@ void oneShot(Plan& plan, const Request& req, const Shape& s) {
   const std::uint64_t S = plan.count * dataTypeSize(req.dt), D = s.numDomains(), N = s.size(), k = s.maxDomainSize();
   cutFragments(plan, plan.count, 1);
   plan.rounds = Rounds::InStep;
-  Step& reduce = addStep(plan, StepKind::OneShot, Tier::ScaleUp, Group::Domain, "every rank reduces its whole domain");
-  reduce.pieces = Pieces::Whole;
-  reduce.in = Buffer::Send;
-  reduce.out = D > 1 ? Buffer::Receive : Buffer::Recv;
+  Step& reduce = addStep(plan, StepKind::OneShot, Group::Domain, "every rank reduces its whole domain", Pieces::Whole,
+                         Buffer::Send, D > 1 ? Buffer::Receive : Buffer::Recv);
   reduce.reduces = true;
   reduce.finalizes = D == 1;
   reduce.latencySteps = 1;
@@ -35,19 +33,15 @@ void oneShot(Plan& plan, const Request& req, const Shape& s) {
   reduce.scaleUpBytes = N * (k - 1) * S;
   describeExchange(reduce, Exchange::InDomain, double(S));
   if (D == 1) return;
-  Step& rail = addStep(plan, StepKind::RailCopy, Tier::ScaleOut, Group::Rail, "the domain's result to every rail peer");
-  rail.pieces = Pieces::Whole;
-  rail.in = rail.out = Buffer::Receive;
+  Step& rail = addStep(plan, StepKind::RailCopy, Group::Rail, "the domain's result to every rail peer", Pieces::Whole,
+                       Buffer::Receive, Buffer::Receive);
   rail.latencySteps = 1;
   rail.busiestBytes = double((D - 1) * S);
   rail.scaleOutBytes = N * (D - 1) * S;
   describeExchange(rail, Exchange::Rail, double(S));
-  Step& local = addStep(plan, StepKind::LocalReduce, Tier::ScaleUp, Group::Self, "the domains' results in domain order");
-  local.pieces = Pieces::Whole;
-  local.in = Buffer::Receive;
-  local.out = Buffer::Recv;
-  local.reduces = true;
-  local.finalizes = true;
+  Step& local = addStep(plan, StepKind::LocalReduce, Group::Self, "the domains' results in domain order", Pieces::Whole,
+                        Buffer::Receive, Buffer::Recv);
+  local.reduces = local.finalizes = true;
 }
 
 }  // namespace tiercc::plans

@@ -9,9 +9,9 @@ namespace tiercc::plans {
 namespace {
 
 Step& pairwiseStep(Plan& plan, const Shape& s) {
-  Step& st = addStep(plan, StepKind::Pairwise, Tier::ScaleUp, Group::World,
-                     "pairwise exchange, " + std::to_string(s.size() - 1) + " rounds");
+  Step& st = addFlatStep(plan, StepKind::Pairwise, "pairwise exchange, " + std::to_string(s.size() - 1) + " rounds");
   st.latencySteps = s.size() - 1;
+  st.tier = s.numDomains() > 1 ? Tier::ScaleOut : Tier::ScaleUp;
   return st;
 }
 
@@ -26,7 +26,6 @@ void pairwiseAlltoall(Plan& plan, const Request& req, const Shape& s) {
   st.busiestBytes = double((s.size() - 1) * B);
   // Pieces of a block: each a message of its round.
   st.latencySteps *= double(std::max<std::uint64_t>(1, ceilDiv(B, receiveBytes(req.windowBytes, s.numDomains()))));
-  flatTier(st, s.numDomains() > 1);
   describeExchange(st, Exchange::All, double(B));
 }
 
@@ -50,7 +49,6 @@ void pairwiseAlltoallv(Plan& plan, const Request& req, const Shape& s) {
     st.scaleUpBytes = req.totalBytes * insidePairs(s) / (N * N);
     st.busiestBytes = double(req.totalBytes) / N;
   }
-  flatTier(st, s.numDomains() > 1);
   describeExchange(st, Exchange::All, double(st.scaleUpBytes + st.scaleOutBytes) / double(N * (N - 1)));
 }
 

@@ -8,13 +8,12 @@ namespace tiercc::plans {
 void pointToPoint(Plan& plan, const Request& req, const Shape& s) {
   const bool send = req.coll == Collective::Send;
   oneFragment(plan);  // an empty message travels too
-  Step& st = addStep(plan, send ? StepKind::Send : StepKind::Recv, Tier::ScaleUp, Group::Pair,
-                     send ? "to rank " + std::to_string(req.peer) : "from rank " + std::to_string(req.peer));
-  if (send) addTransfer(st, s, req.root, req.peer, plan.count * dataTypeSize(req.dt));
+  Step& st = addFlatStep(plan, send ? StepKind::Send : StepKind::Recv,
+                         send ? "to rank " + std::to_string(req.peer) : "from rank " + std::to_string(req.peer));
+  st.group = Group::Pair;
+  addTransfer(st, s, req.root, req.peer, send ? plan.count * dataTypeSize(req.dt) : 0);
   st.latencySteps = 1;
   st.busiestBytes = double(plan.count * dataTypeSize(req.dt));
-  flatTier(st, s.domainOf[req.root] != s.domainOf[req.peer]);
-  st.group = Group::Pair;
 }
 
 }  // namespace tiercc::plans

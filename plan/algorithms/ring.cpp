@@ -8,29 +8,20 @@
 namespace tiercc::plans {
 namespace {
 
-bool anyCrossing(const Shape& s) {
-  for (int r = 0; r < s.size(); ++r)
-    if (s.domainOf[r] != s.domainOf[(r + 1) % s.size()]) return true;
-  return false;
-}
-
 // A ring phase: rank r sends bytes(r, n) to r + 1 per fragment of n elements, in p - 1 rounds.
 template <class Bytes>
 Step& ringStep(Plan& plan, const Shape& s, StepKind kind, const char* what, Bytes bytes) {
   const int p = s.size();
-  Step& st = addStep(plan, kind, Tier::ScaleUp, Group::World, what);
+  Step& st = addFlatStep(plan, kind, what);
   forEachFragmentSize(plan, [&](std::size_t n, std::uint64_t times) {
-    for (int r = 0; r < p; ++r) addTransfer(st, s, r, (r + 1) % p, times * bytes(r, n));
+    std::uint64_t most = 0;
+    for (int r = 0; r < p; ++r) {
+      addTransfer(st, s, r, (r + 1) % p, times * bytes(r, n));
+      most = std::max<std::uint64_t>(most, bytes(r, n));
+    }
+    st.busiestBytes += double(times * most);
   });
   st.latencySteps = double(p - 1) * plan.fragments;
-  double most = 0;
-  forEachFragmentSize(plan, [&](std::size_t n, std::uint64_t times) {
-    std::uint64_t m = 0;
-    for (int r = 0; r < p; ++r) m = std::max<std::uint64_t>(m, bytes(r, n));
-    most += double(times * m);
-  });
-  st.busiestBytes = most;
-  flatTier(st, anyCrossing(s));
   // tiercc-sim's exact mode gives every message the average; the busiest rank's is above it by
   // at most the partition's remainder.
   describeExchange(st, Exchange::Ring, double(st.scaleUpBytes + st.scaleOutBytes) / p);
@@ -44,8 +35,9 @@ Step& ringStep(Plan& plan, const Shape& s, StepKind kind, const char* what, Byte
 void ringAllreduce(Plan& plan, const Request& req, const Shape& s) {
   const std::size_t es = dataTypeSize(req.dt), p = s.size();
   cutFragments(plan, flatScratchElements(req, s, false) * p, 1);
-  ringStep(plan, s, StepKind::RingReduceScatter, "ring reduce-scatter over all ranks",
-           [&](int r, std::size_t n) { return (n - partSize(n, p, r)) * es; }).reduces = true;
+  ringStep(plan, s, StepKind::RingReduceScatter, "ring reduce-scatter over all ranks", [&](int r, std::size_t n) {
+    return (n - partSize(n, p, r)) * es;
+  }).reduces = true;
   ringStep(plan, s, StepKind::RingAllgather, "ring allgather over all ranks",
            [&](int r, std::size_t n) { return (n - partSize(n, p, (r + 1) % p)) * es; });
   plan.steps[0].finalizes = true;
