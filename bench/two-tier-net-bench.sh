@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Measures allreduce busbw of 2 domains x 2 ranks over bench/two-tier-net.sh's network, rail-optimised
-# and --single-link, TCP scale-out, and prints it next to the bound the rate-limited links allow.
-# Usage: bench/two-tier-net-bench.sh [--rate 4gbit] [BUILD_DIR]   (root; builds and removes the network)
+# Measures tiercc's collectives on 2 domains x 2 ranks over bench/two-tier-net.sh's rate-limited
+# network (TCP scale-out), rail-optimised and --single-link, and prints each size's time next to
+# the time the links allow (the bound). With --previous, another build runs the same launches,
+# taking turns with this one, and the table gives the ratio of their times.
+# Usage: bench/two-tier-net-bench.sh [--rate 4gbit] [--colls allreduce,...] [--layouts rails,single]
+#          [--sizes 1M:64M] [--iters N] [--repeat R] [--previous BUILD_DIR] [BUILD_DIR]
+#   (root; builds and removes the network)
 set -euo pipefail
 shopt -s inherit_errexit  # a failed run inside $(measure ...) stops the script (the trap cleans up)
 
@@ -10,65 +14,104 @@ readonly HERE
 readonly NET=$HERE/two-tier-net.sh
 readonly DOMAINS=2 RANKS_PER_DOMAIN=2
 readonly WORLD=$((DOMAINS * RANKS_PER_DOMAIN))
-readonly PERF_ARGS=(--coll allreduce -b 1M -e 64M -f 4)
-rate=4gbit
+rate=4gbit colls=allreduce layouts=rails,single sizes=1M:64M iters=10 repeat=1 previous=""
 build=$HERE/../build
+command_line="bench/two-tier-net-bench.sh${*:+ }$*"
 
 while (($# > 0)); do
   case $1 in
     --rate) rate=${2:?--rate needs a value}; shift 2 ;;
-    -h | --help) sed -n '4s/^# //p' "$0"; exit 0 ;;
+    --colls) colls=${2:?}; shift 2 ;;
+    --layouts) layouts=${2:?}; shift 2 ;;
+    --sizes) sizes=${2:?}; shift 2 ;;
+    --iters) iters=${2:?}; shift 2 ;;
+    --repeat) repeat=${2:?}; shift 2 ;;
+    --previous) previous=${2:?}; shift 2 ;;
+    -h | --help) sed -n '2,8s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) build=$1; shift ;;
   esac
 done
-readonly BIN=$build/bin
-[[ -x $BIN/tiercc-perf && -x $BIN/tiercc-run ]] || { echo "no tiercc-perf/tiercc-run in $BIN" >&2; exit 1; }
+for bin in "$build" ${previous:+"$previous"}; do
+  [[ -x $bin/bin/tiercc-perf && -x $bin/bin/tiercc-run ]] || { echo "no tiercc-perf/tiercc-run in $bin/bin" >&2; exit 1; }
+done
 [[ $rate =~ ^([0-9]+)(kbit|mbit|gbit)$ ]] || { echo "--rate needs e.g. 4gbit, 500mbit" >&2; exit 1; }
 case ${BASH_REMATCH[2]} in kbit) scale=1e3 ;; mbit) scale=1e6 ;; gbit) scale=1e9 ;; esac
-# Bytes per second per link and direction.
-link_bytes=$(awk -v n="${BASH_REMATCH[1]}" -v s="$scale" 'BEGIN {print n * s / 8}')
+link_bytes=$(awk -v n="${BASH_REMATCH[1]}" -v s="$scale" 'BEGIN {print n * s / 8}')  # per link and direction
+[[ $sizes =~ ^([0-9]+[KMG]?):([0-9]+[KMG]?)$ ]] || { echo "--sizes needs FIRST:LAST, e.g. 1M:64M" >&2; exit 1; }
+first=${BASH_REMATCH[1]} last=${BASH_REMATCH[2]}
+[[ $iters =~ ^[1-9][0-9]*$ && $repeat =~ ^[1-9][0-9]*$ ]] || { echo "--iters and --repeat need positive numbers" >&2; exit 1; }
 
-# Hierarchical allreduce sends 2(D-1)/D x S out of (and into) every domain across its L links,
-# so algbw <= L x link / (2(D-1)/D); busbw = algbw x 2(n-1)/n as in nccl-tests.
-busbw_bound() {
-  awk -v links="$1" -v r="$link_bytes" -v d=$DOMAINS -v n=$WORLD \
-    'BEGIN {printf "%.3f", links * r / (2 * (d - 1) / d) * 2 * (n - 1) / n / 1e9}'
+# What leaves (or enters) the busiest domain across the slow tier, as a multiple of the size S
+# (nccl-tests' size, as tiercc-perf prints it): allreduce 2(D-1)/D S; reduce-scatter and
+# allgather (D-1)/D S; broadcast and reduce S to or from each other domain; all-to-all the
+# cross-domain share of each rank's S, k (N-k)/N S per domain. Spread over its L links.
+share() { # coll
+  case $1 in
+    allreduce) echo "2 * ($DOMAINS - 1) / $DOMAINS" ;;
+    reduce_scatter | allgather) echo "($DOMAINS - 1) / $DOMAINS" ;;
+    broadcast | reduce) echo "$DOMAINS - 1" ;;
+    alltoall) echo "$RANKS_PER_DOMAIN * ($WORLD - $RANKS_PER_DOMAIN) / $WORLD" ;;
+    *) echo "unknown collective '$1'" >&2; exit 1 ;;
+  esac
 }
+IFS=, read -ra coll_list <<<"$colls"
+IFS=, read -ra layout_list <<<"$layouts"
+for coll in "${coll_list[@]}"; do share "$coll" >/dev/null; done
+for layout in "${layout_list[@]}"; do [[ $layout == rails || $layout == single ]] || { echo "unknown layout '$layout'" >&2; exit 1; }; done
 
-# Prints "size time_us algbw busbw" per size (out-of-place columns) for one layout.
-measure() {
-  local layout=$1 out
-  if [[ $layout == single ]]; then
-    "$NET" up --domains $DOMAINS --ranks-per-domain $RANKS_PER_DOMAIN --rate "$rate" --single-link >&2
-  else
-    "$NET" up --domains $DOMAINS --ranks-per-domain $RANKS_PER_DOMAIN --rate "$rate" >&2
-  fi
-  echo "# $layout: load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-  out=$(TIERCC_TRANSPORT=tcp timeout 300 "$BIN/tiercc-run" --timeout 280 -n $WORLD --domain-size $RANKS_PER_DOMAIN \
-    --netns-prefix tiercc-d --rail-subnet 198.18 "$BIN/tiercc-perf" "${PERF_ARGS[@]}")
-  "$NET" down
-  awk '$1 == "[r0.d0]" && $2 ~ /^[0-9]+$/ {print $2, $7, $8, $9}' <<<"$out"
+# Prints "size time_us" per size (out-of-place) for one build, collective, and the network up now.
+measure() { # build coll
+  local out
+  out=$(TIERCC_TRANSPORT=tcp timeout 300 "$1/bin/tiercc-run" --timeout 280 -n $WORLD --domain-size $RANKS_PER_DOMAIN \
+    --netns-prefix tiercc-d --rail-subnet 198.18 "$1/bin/tiercc-perf" --coll "$2" -b "$first" -e "$last" -f 4 \
+    -n "$iters" -w 1)
+  awk '$1 == "[r0.d0]" && $2 ~ /^[0-9]+$/ {print $2, $7}' <<<"$out"
 }
+# Keeps the faster time per size of two "size time" lists.
+fastest() { sort -k1,1n -k2,2g <<<"$1"$'\n'"$2" | awk 'NF == 2 && !seen[$1]++'; }
 
 if timeout 10 ip netns list | grep -qE '^(tiercc-fabric|tiercc-d[0-9]+)( |$)'; then
   echo "a two-tier network is already up (a test running?); run '$NET down' when it is free" >&2
   exit 1
 fi
-trap '"$NET" down' EXIT
+trap '"$NET" down >/dev/null 2>&1 || true' EXIT
 
-rails=$(measure rails)
-single=$(measure single)
-rails_bound=$(busbw_bound $RANKS_PER_DOMAIN)
-single_bound=$(busbw_bound 1)
-
-echo "command: tiercc-run -n $WORLD --domain-size $RANKS_PER_DOMAIN --netns-prefix tiercc-d --rail-subnet 198.18" \
-  "tiercc-perf ${PERF_ARGS[*]}  (TIERCC_TRANSPORT=tcp, links $rate per direction)"
-echo
-echo "| size | rails busbw (GB/s) | rails bound | % | single-link busbw (GB/s) | single-link bound | % | rails / single |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
-join <(sort -k1,1 <<<"$rails") <(sort -k1,1 <<<"$single") | sort -n -k1,1 |
-  awk -v rb="$rails_bound" -v sb="$single_bound" '{
-    size = $1 >= 1048576 ? sprintf("%d MiB", $1 / 1048576) : $1 " B"
-    printf "| %s | %.3f | %.3f | %.0f%% | %.3f | %.3f | %.0f%% | %.2fx |\n",
-           size, $4, rb, 100 * $4 / rb, $7, sb, 100 * $7 / sb, $4 / $7
-  }'
+echo "command: $command_line"
+echo "launch: TIERCC_TRANSPORT=tcp tiercc-run -n $WORLD --domain-size $RANKS_PER_DOMAIN --netns-prefix tiercc-d" \
+  "--rail-subnet 198.18 tiercc-perf --coll C -b $first -e $last -f 4 -n $iters -w 1; links $rate per direction;" \
+  "best of $repeat launch(es) per build${previous:+, this build and $previous taking turns}"
+for layout in "${layout_list[@]}"; do
+  links=$RANKS_PER_DOMAIN net_flags=(--domains $DOMAINS --ranks-per-domain $RANKS_PER_DOMAIN --rate "$rate")
+  if [[ $layout == single ]]; then links=1 net_flags+=(--single-link); fi
+  "$NET" up "${net_flags[@]}" >&2
+  echo
+  echo "## $layout ($links link(s) per domain); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  for coll in "${coll_list[@]}"; do
+    now="" before=""
+    for ((r = 1; r <= repeat; r++)); do
+      now=$(fastest "$now" "$(measure "$build" "$coll")")
+      if [[ -n $previous ]]; then before=$(fastest "$before" "$(measure "$previous" "$coll")"); fi
+    done
+    echo
+    echo "### $coll"
+    echo
+    if [[ -n $previous ]]; then
+      echo "| size | time (us) | bound (us) | % of bound | previous (us) | previous % | time / previous |"
+      echo "|---:|---:|---:|---:|---:|---:|---:|"
+    else
+      echo "| size | time (us) | bound (us) | % of bound |"
+      echo "|---:|---:|---:|---:|"
+    fi
+    join -a1 <(sort -k1,1 <<<"$now") <(sort -k1,1 <<<"$before") | sort -n -k1,1 |
+      awk -v share="$(awk "BEGIN {print $(share "$coll")}")" -v links="$links" -v r="$link_bytes" '{
+        size = $1 >= 1048576 ? sprintf("%d MiB", $1 / 1048576) : $1 " B"
+        bound = share * $1 / (links * r) * 1e6
+        line = sprintf("| %s | %.0f | %.0f | %.0f%% |", size, $2, bound, 100 * bound / $2)
+        if (NF >= 3) line = line sprintf(" %.0f | %.0f%% | %.3f |", $3, 100 * bound / $3, $2 / $3)
+        print line
+      }'
+  done
+  echo
+  echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  "$NET" down >&2
+done

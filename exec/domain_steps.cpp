@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/errors.hpp"
 #include "core/reduce.hpp"
 #include "exec/pieces.hpp"
 #include "exec/steps.hpp"
@@ -20,56 +21,43 @@ using pattern::partition;
 
 // dst[0, n) = op over the domain's ranks of their data at `windowAt` of their window (staged)
 // or `userAt` of their send buffer (direct): local rank `first`'s first (dst may alias it), then
-// the others in local-rank order from this rank's.
+// the others in local-rank order from this rank's. Through cross-memory attach each peer's part
+// comes through the kernel into the scratch, chunk by chunk (`first` is then this rank: only one
+// operand is ever in the scratch).
 void reduceOverDomain(Call& c, const Fragment& f, Buffer in, std::size_t windowAt, std::size_t userAt, std::byte* dst,
                       std::size_t n, int first) {
-  if (n == 0) return;
   const std::size_t es = c.es;
-  const DataType dt = c.args.dt;
-  const ReduceOp op = c.args.op;
-  const bool staged = in == Buffer::Window;
+  const bool staged = in == Buffer::Window, cma = !staged && c.state.direct.path() == Path::CrossMemory;
   std::vector<int>& order = c.state.order;  // first, then me, me + 1, ... without first
   order.assign(1, first);
   for (int i = 0; i < c.k; ++i)
     if ((c.me + i) % c.k != first) order.push_back((c.me + i) % c.k);
-  if (staged || c.state.direct.path() == Path::ZeroCopy) {
-    auto src = [&](int p) -> const std::byte* {
-      if (staged) return c.window(p, f) + windowAt;
-      return (p == c.me ? c.send() : c.state.direct.peerSend(p)) + userAt;
-    };
-    const std::byte* head = src(first);
-    if (c.k == 1) {
-      if (dst != head) std::memcpy(dst, head, n * es);
-      return;
-    }
-    if (head == dst)
-      reduceInto(dst, src(order[1]), n, dt, op);
-    else
-      reduce3(dst, head, src(order[1]), n, dt, op);
-    for (int i = 2; i < c.k; ++i) reduceInto(dst, src(order[i]), n, dt, op);
-    c.ctx.movedUp((c.k - 1) * n * es);
-    return;
-  }
-  // Cross-memory attach (this rank's own data first): each peer's part through the kernel into
-  // the scratch, chunk by chunk.
-  const std::byte* own = c.send() + userAt;
-  if (c.k == 1) {
-    if (dst != own) std::memcpy(dst, own, n * es);
-    return;
-  }
+  if (cma && first != c.me) fail(ErrorCode::Internal, c.ctx.what, ": a cross-memory reduction must start at home");
   std::byte* bounce = c.ctx.scratch.accumulate.data();
   const std::size_t chunk =
-      std::max<std::size_t>(1, std::min(kCrossMemoryChunkBytes, c.ctx.scratch.accumulate.size()) / es);
+      cma ? std::max<std::size_t>(1, std::min(kCrossMemoryChunkBytes, c.ctx.scratch.accumulate.size()) / es) : n;
+  auto src = [&](int p, std::size_t off, std::size_t len) -> const std::byte* {
+    if (staged) return c.window(p, f) + windowAt + off;
+    if (p == c.me) return c.send() + userAt + off;
+    if (!cma) return c.state.direct.peerSend(p) + userAt + off;
+    c.state.direct.read(p, true, userAt + off, bounce, len);  // counts what it reads
+    return bounce;
+  };
   for (std::size_t at = 0; at < n; at += chunk) {
     const std::size_t len = std::min(chunk, n - at), off = at * es;
-    for (int i = 1; i < c.k; ++i) {
-      c.state.direct.read(order[i], true, userAt + off, bounce, len * es);
-      if (i > 1 || own == dst)
-        reduceInto(dst + off, bounce, len, dt, op);
-      else
-        reduce3(dst + off, own + off, bounce, len, dt, op);
+    std::byte* out = dst + off;
+    const std::byte* head = src(first, off, len * es);
+    if (c.k == 1) {
+      if (out != head) std::memcpy(out, head, len * es);
+      continue;
     }
+    if (head == out)
+      reduceInto(out, src(order[1], off, len * es), len, c.args.dt, c.args.op);
+    else
+      reduce3(out, head, src(order[1], off, len * es), len, c.args.dt, c.args.op);
+    for (int i = 2; i < c.k; ++i) reduceInto(out, src(order[i], off, len * es), len, c.args.dt, c.args.op);
   }
+  if (!cma) c.ctx.movedUp((c.k - 1) * n * es);
 }
 
 // Copies `len` bytes of local rank `peer`'s data into dst: from its window at `windowAt`
@@ -192,28 +180,31 @@ void gatherOwnBlock(Call& c, Fragment& f) {
 }
 
 // Allgather: every block, from its source's window or send buffer inside the domain, from the
-// arrival slot of the rail member that received it otherwise.
+// arrival slot of the rail member that received it otherwise. Rail member h receives, in domain
+// order, the blocks of local ranks h, h + rails, ... of every other domain into slots 1, 2, ...
+// of its window: before[h] is its first slot for the domain at hand.
 void gatherBlocks(Call& c, const Step& st, Fragment& f) {
   const Topology& t = c.ctx.topo;
-  const std::size_t bytes = f.count * c.es;
-  for (int r = 0; r < t.size(); ++r) {
-    std::byte* dst = c.recv() + c.userOffset(r, f);
-    const int l = t.localRankOf(r);
-    if (r == t.rank()) {
-      if (dst != c.send() + f.offset * c.es) std::memcpy(dst, c.send() + f.offset * c.es, bytes);
-    } else if (t.domainOf(r) == t.domain()) {
-      if (st.in == Buffer::Window) waitPeer(c.ctx, l, kFlagStaged, f.epoch);
-      copyFromPeer(c, f, st.in, l, 0, f.offset * c.es, dst, bytes);
-    } else {
-      // Rail `holder` receives, in domain order, the blocks of local ranks holder, holder +
-      // rails, ... of every other domain into slots 1, 2, ...
-      const int holder = l % c.rails;
-      std::size_t slot = 1 + static_cast<std::size_t>((l - holder) / c.rails);
-      for (int d = 0; d < t.domainOf(r); ++d)
-        if (d != t.domain() && holder < t.domainSize(d)) slot += (t.domainSize(d) - holder + c.rails - 1) / c.rails;
-      waitPeer(c.ctx, holder, kFlagReduced, f.epoch);
-      copyFromPeer(c, f, Buffer::Window, holder, slot * bytes, 0, dst, bytes);
+  const std::size_t bytes = f.count * c.es, own = f.offset * c.es;
+  std::vector<int>& before = c.state.order;
+  before.assign(static_cast<std::size_t>(c.rails), 1);
+  for (int d = 0; d < t.numDomains(); ++d) {
+    for (int l = 0; l < t.domainSize(d); ++l) {
+      const int r = t.rankAt(d, l), h = l % c.rails;
+      std::byte* dst = c.recv() + c.userOffset(r, f);
+      if (r == t.rank()) {
+        if (dst != c.send() + own) std::memcpy(dst, c.send() + own, bytes);
+      } else if (d == t.domain()) {
+        if (st.in == Buffer::Window) waitPeer(c.ctx, l, kFlagStaged, f.epoch);
+        copyFromPeer(c, f, st.in, l, 0, own, dst, bytes);
+      } else {
+        waitPeer(c.ctx, h, kFlagReduced, f.epoch);
+        const std::size_t slot = before[h] + (l - h) / c.rails;
+        copyFromPeer(c, f, Buffer::Window, h, slot * bytes, 0, dst, bytes);
+      }
     }
+    if (d != t.domain())
+      for (int h = 0; h < c.rails; ++h) before[h] += (t.domainSize(d) - h + c.rails - 1) / c.rails;
   }
 }
 

@@ -1,12 +1,16 @@
 // The executor (see executor.hpp).
 //
 // Fragments in flight: each new fragment runs until a step needs one of its posted (rail)
-// steps to complete; then every older fragment advances, oldest first, the oldest to its end if
-// all slots are taken, the others to their next such wait. With two slots and the allreduce's
-// steps this is: stage and reduce fragment j and post its rail reduce-scatter, finish fragment
-// j-1 (its rail allgather, publish, gather), then complete fragment j's reduce-scatter and post
-// its allgather. Every rank of a rail runs the same plan, so their posts come in the same order,
-// which is how the transport matches them.
+// steps to complete; then the older fragments advance, oldest first, the oldest to its end if
+// all slots are taken, the others to their next such wait; the new one advances too only if it
+// has a rail step left to post. With two slots this is, for the allreduce: stage and reduce
+// fragment j and post its rail reduce-scatter, finish fragment j-1 (its rail allgather, publish,
+// gather), then complete fragment j's reduce-scatter and post its allgather; for a plan with one
+// rail step (allgather, ...): stage fragment j and post its rail step, then finish fragment j-1,
+// while fragment j's transfers are on the wire. Every rank of a domain runs the same steps (a
+// rank without a rail part posts nothing, but stops where its rail peers do), and every rank of
+// a rail the same plan, so their posts come in the same order, which is how the transport
+// matches them.
 #include "exec/executor.hpp"
 
 #include <array>
@@ -48,11 +52,14 @@ class Pipeline {
         steps_(call.plan.steps),
         firstEpoch_(firstEpoch),
         begin_(call.plan.fragmentSteps.first),
-        end_(call.plan.fragmentSteps.second) {}
+        end_(call.plan.fragmentSteps.second),
+        postsEnd_(begin_) {
+    for (std::size_t i = begin_; i < end_; ++i)
+      if (runnerFor(steps_[i].kind).finish) postsEnd_ = i + 1;
+  }
 
-  /// Runs the plan's steps from `first` (earlier ones ran already).
-  void run(std::size_t first) {
-    for (std::size_t i = first; i < begin_; ++i) runOnce(i);
+  void run() {
+    for (std::size_t i = 0; i < begin_; ++i) runOnce(i);
     const Plan& plan = c_.plan;
     if (plan.slots > kMaxSlots) fail(ErrorCode::Internal, c_.ctx.what, ": ", plan.slots, " fragments in flight");
     if (plan.slots == 1) {  // one fragment at a time, each to its end
@@ -84,8 +91,11 @@ class Pipeline {
     for (std::uint32_t j = 0; j < plan.fragments; ++j) {
       start(at(live++), j);
       if (advance(live - 1, false, false)) continue;
-      for (std::uint32_t i = 0; i < live;)
-        if (!advance(i, true, i == 0 && live == plan.slots)) ++i;
+      for (std::uint32_t i = 0; i < live;) {
+        const bool toEnd = i == 0 && live == plan.slots;
+        if (i == live - 1 && !toEnd && at(i).next >= postsEnd_) break;  // the newest: nothing left to post
+        if (!advance(i, true, toEnd)) ++i;
+      }
     }
     while (live > 0) advance(0, true, true);
   }
@@ -176,6 +186,7 @@ class Pipeline {
   const std::vector<Step>& steps_;
   std::uint32_t firstEpoch_;
   std::size_t begin_, end_;  // the steps run per fragment: [begin_, end_)
+  std::size_t postsEnd_;     // one past the last of them that posts transfers
 };
 
 // What the descriptors say of this call: its shape, and the buffers peers may read.
@@ -195,14 +206,14 @@ void agree(ExecContext& ctx, ExecState& state, const Plan& plan, const CallArgs&
 }
 
 void runPlan(ExecContext& ctx, ExecState& state, const Choice& choice, const Plan& plan, const CallArgs& args,
-             std::size_t first, std::uint32_t firstEpoch) {
+             std::uint32_t firstEpoch) {
   CallStats& stats = ctx.stats;
   stats.plan = &plan;
   if (stats.steps.size() != plan.steps.size()) stats.steps.resize(plan.steps.size());
   for (StepCount& n : stats.steps) n = StepCount{};
   Call call(ctx, state, plan, args);
   if (!plan.unfit.empty()) fail(ErrorCode::NotSupported, ctx.what, ": ", plan.unfit);
-  Pipeline(call, firstEpoch).run(first);
+  Pipeline(call, firstEpoch).run();
   // This rank's share of the bound; for all-to-allv, what this rank's counts send across.
   stats.scaleOutBoundBytes = choice.boundShare;
   if (plan.coll == Collective::AllToAllv)
@@ -215,7 +226,7 @@ void runPlan(ExecContext& ctx, ExecState& state, const Choice& choice, const Pla
 
 void execute(ExecContext& ctx, ExecState& state, const Choice& choice, const CallArgs& args) {
   const Plan& first = choice.plans.front();
-  if (choice.plans.size() == 1) return runPlan(ctx, state, choice, first, args, 0, 0);
+  if (choice.plans.size() == 1) return runPlan(ctx, state, choice, first, args, 0);
   // A direct path first: agree on the one every rank of the domain can take.
   agree(ctx, state, first, args);
   const int rootLocal = args.root >= 0 && args.root < ctx.topo.size() ? ctx.topo.localRankOf(args.root) : -1;
@@ -223,10 +234,10 @@ void execute(ExecContext& ctx, ExecState& state, const Choice& choice, const Cal
     if (plan.path == Path::Staged) break;
     if (!state.direct.possible(plan.path, plan.directNeeds, rootLocal)) continue;
     const std::uint32_t firstEpoch = state.direct.take(plan.path, plan.fragments);
-    return runPlan(ctx, state, choice, plan, args, 1, firstEpoch);  // step 0, Agree, is done
+    return runPlan(ctx, state, choice, plan, args, firstEpoch);  // its Agree step is done
   }
   state.direct.abandon();
-  runPlan(ctx, state, choice, choice.staged(), args, 0, 0);
+  runPlan(ctx, state, choice, choice.staged(), args, 0);
 }
 
 Call::Call(ExecContext& context, ExecState& execState, const Plan& p, const CallArgs& a)

@@ -29,7 +29,7 @@ void TransferBatch::begin(ExecContext& ctx, StepCount& counts) {
 }
 
 TransferOp& TransferBatch::add() {
-  if (pending_.empty()) firstPost_ = Clock::now();
+  if (pending_.empty() && (ctx_->scaleOutLink || ctx_->scaleUpLink)) firstPost_ = Clock::now();  // for charge()
   const std::size_t i = used_++;
   if (i < inline_.size()) return inline_[i] = TransferOp{};
   const std::size_t extra = i - inline_.size();

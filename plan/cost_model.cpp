@@ -3,21 +3,8 @@
 
 #include <algorithm>
 
-#include "core/params.hpp"
-
 namespace tiercc {
 namespace {
-
-LinkSpec specFrom(const char* bwParam, const char* latParam, const char* emuBwParam = nullptr,
-                  const char* emuLatParam = nullptr) {
-  LinkSpec spec;
-  spec.bytesPerSec = params::getBandwidth(bwParam).value_or(0);
-  spec.latencySec = latParam ? params::getLatency(latParam).value_or(0) : 0;
-  if (!emuBwParam) return spec;
-  if (auto emuBw = params::getBandwidth(emuBwParam); emuBw && *emuBw > 0) spec.bytesPerSec = *emuBw;
-  if (auto emuLat = params::getLatency(emuLatParam)) spec.latencySec = *emuLat;
-  return spec;
-}
 
 double over(double bytes, double bytesPerSec) { return bytesPerSec > 0 ? bytes / bytesPerSec : 0; }
 
@@ -27,19 +14,6 @@ const LinkSpec& TierModel::linkFor(const Step& step) const {
   if (step.tier == Tier::ScaleOut) return scaleOut;
   if (step.overTransport) return transportInside;
   return step.path == Path::CrossMemory && step.group == Group::Domain ? crossMemory : scaleUp;
-}
-
-TierModel TierModel::fromParams() {
-  TierModel m;
-  m.scaleUp = specFrom("TIERCC_TUNE_SCALEUP_BW", "TIERCC_TUNE_SCALEUP_LATENCY", "TIERCC_EMU_SCALEUP_BW",
-                       "TIERCC_EMU_SCALEUP_LATENCY");
-  m.scaleOut = specFrom("TIERCC_TUNE_SCALEOUT_BW", "TIERCC_TUNE_SCALEOUT_LATENCY", "TIERCC_EMU_SCALEOUT_BW",
-                        "TIERCC_EMU_SCALEOUT_LATENCY");
-  // In the runtime, a flat algorithm's messages inside a domain take the transport too.
-  m.transportInside = m.scaleOut;
-  m.local = specFrom("TIERCC_TUNE_LOCAL_BW", nullptr);
-  m.crossMemory = specFrom("TIERCC_TUNE_CMA_BW", "TIERCC_TUNE_CMA_LATENCY");
-  return m;
 }
 
 double stepSeconds(const Step& st, const TierModel& m) {

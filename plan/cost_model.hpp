@@ -25,9 +25,6 @@ struct TierModel {
 
   /// The link whose bandwidth paces `step`.
   const LinkSpec& linkFor(const Step& step) const;
-  /// From TIERCC_TUNE_*, or the TIERCC_EMU_* pacing where it is set (a paced tier is as fast
-  /// as its pacing says).
-  static TierModel fromParams();
 };
 
 struct Price {

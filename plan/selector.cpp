@@ -57,15 +57,19 @@ Selector::Selector(Shape shape, TierModel model, AlgoOverrides overrides, std::s
 
 const Choice& Selector::choose(const Request& req, bool symmetricLive) {
   const Key key{req.coll, req.dt, symmetricLive, req.root, req.peer, req.count, req.totalBytes};
-  if (last_ && lastKey_ == key) return *last_;
+  for (const auto& [k, choice] : recent_)
+    if (choice && k == key) return *choice;
   auto it = cache_.find(key);
   if (it == cache_.end()) {
-    if (cache_.size() > 4096) cache_.clear();  // bounded: sweeps over many sizes do not grow it
+    if (cache_.size() > 4096) {  // bounded: sweeps over many sizes do not grow it
+      cache_.clear();
+      recent_ = {};
+    }
     it = cache_.emplace(key, build(req, symmetricLive)).first;
   }
-  last_ = &it->second;
-  lastKey_ = key;
-  return *last_;
+  recent_[1] = recent_[0];
+  recent_[0] = {key, &it->second};
+  return it->second;
 }
 
 Algorithm Selector::decide(const Request& req) const {
@@ -121,8 +125,9 @@ Choice Selector::build(const Request& req, bool symmetricLive) const {
                             << seconds * 1e6 << "us against " << stagedSeconds * 1e6 << "us staged";
     if (plan.unfit.empty() && (view_.forced || seconds < stagedSeconds)) choice.plans.push_back(std::move(plan));
   }
+  // A send's bound is the sender's alone (a recv's plan has none).
   const std::uint64_t n = shape_.size(), r = view_.rank, bound = staged.boundBytes;
-  choice.boundShare = (r + 1) * bound / n - r * bound / n;
+  choice.boundShare = req.coll == Collective::Send ? bound : (r + 1) * bound / n - r * bound / n;
   choice.plans.push_back(std::move(staged));
   return choice;
 }

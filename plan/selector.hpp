@@ -45,7 +45,7 @@ struct Choice {
   Algorithm algorithm = Algorithm::Hierarchical;
   std::vector<Plan> plans;
   /// This rank's share of the plans' slow-tier bound: split evenly over the ranks, the
-  /// remainders to the higher ones, so that the shares add up to it exactly.
+  /// remainders to the higher ones, so that the shares add up to it exactly (a send: all of it).
   std::uint64_t boundShare = 0;
   const Plan& staged() const { return plans.back(); }
 };
@@ -84,8 +84,8 @@ class Selector {
     auto operator<=>(const Key&) const = default;
   };
   std::map<Key, Choice> cache_;
-  const Choice* last_ = nullptr;  // the previous call's (loops repeat it)
-  Key lastKey_{};
+  // The last two calls' (loops repeat them; a ring exchange alternates a send and a recv).
+  std::array<std::pair<Key, const Choice*>, 2> recent_{};
 };
 
 }  // namespace tiercc

@@ -17,6 +17,7 @@
 #include "plan/selector.hpp"
 #include "runtime/communicator_impl.hpp"
 #include "runtime/env.hpp"
+#include "runtime/tier_model.hpp"
 #include "runtime/tier_probe.hpp"
 #include "scaleup-emu/emulated/emulated_domain.hpp"
 #include "scaleup-emu/shm/shm_domain.hpp"
@@ -71,7 +72,7 @@ Communicator::Impl::Impl(CommSetup setup) : setup_(std::move(setup)) {
                      knomialRadix_);
   algoOverrides_ = parseAlgoOverrides(params::getString("TIERCC_ALGO"));  // a bad value fails before any wait
   pathOverride_ = parsePathOverride(params::getString("TIERCC_PATH"));
-  tierModel_ = TierModel::fromParams();
+  tierModel_ = tierModelFromParams();
   store_ = std::make_shared<PrefixStore>(setup_.baseStore, setup_.prefix);
   if (!setup_.forcedDomain) log::setRank(setup_.rank);
   initTiers();

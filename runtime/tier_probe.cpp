@@ -120,7 +120,7 @@ TierModel decodeModel(const std::string& text) {
   TierModel m;
   m.scaleUp = {*f[0], *f[1]};
   m.scaleOut = {*f[2], *f[3]};
-  m.transportInside = m.scaleOut;  // as TierModel::fromParams: the runtime's transport inside a domain
+  m.transportInside = m.scaleOut;  // as tierModelFromParams: the runtime's transport inside a domain
   return m;
 }
 

@@ -19,8 +19,6 @@ namespace tiercc::pattern {
 
 /// Steps of Bruck's allgather and all-to-all, and rounds of the dissemination barrier.
 inline int bruckSteps(int p) { return ceilLog2(p); }
-/// Rank i's peer distance at step k.
-inline int bruckDistance(int step) { return 1 << step; }
 
 struct BruckAllgatherStep {
   int sendTo = 0;         ///< i - 2^k

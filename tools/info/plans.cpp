@@ -10,12 +10,13 @@
 #include "core/units.hpp"
 #include "plan/registry.hpp"
 #include "plan/selector.hpp"
+#include "runtime/tier_model.hpp"
 
 namespace tiercc::info {
 namespace {
 
 Selector selectorFor(const Shape& shape) {
-  return Selector(shape, TierModel::fromParams(), parseAlgoOverrides(params::getString("TIERCC_ALGO")),
+  return Selector(shape, tierModelFromParams(), parseAlgoOverrides(params::getString("TIERCC_ALGO")),
                   static_cast<std::size_t>(params::getInt("TIERCC_ALLREDUCE_ONESHOT_BYTES")));
 }
 
