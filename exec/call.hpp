@@ -93,7 +93,26 @@ class Call {
   /// The rank of this rank's rail peer in domain `d`.
   int railPeer(int d) const { return ctx.topo.rankAt(d, me); }
   bool isRoot() const { return ctx.topo.rank() == args.root; }
-  bool inRootDomain() const { return ctx.topo.domain() == ctx.topo.domainOf(args.root); }
+
+  // Where a hierarchical collective's final pieces go, the rule the domain and rail steps share:
+  // straight into the owner's receive buffer when this rank is its owner, else into this rank's
+  // window, for the owner to copy.
+  /// A reduce-scatter block this rail member reduced last: the owner's receive buffer, or the
+  /// result slot N + l / rails of this rank's window for local rank l.
+  std::byte* finalBlock(const Fragment& f, int block) const {
+    if (block == ctx.topo.rank()) return recv() + f.offset * es;
+    return window(me, f) + (ctx.topo.size() + ctx.topo.localRankOf(block) / rails) * f.count * es;
+  }
+  /// A vector's slice from element `begin` of f, where `out` says: the scratch, the root's
+  /// receive buffer (mapped, on the zero-copy path), or this rank's receive buffer when it needs
+  /// the result (allreduce, or the root of a reduce), else its window for the root to copy.
+  std::byte* slice(Buffer out, const Fragment& f, std::size_t begin) const {
+    if (out == Buffer::Accumulate) return accumulate(f);
+    if (out == Buffer::PeerRecv)
+      return (isRoot() ? recv() : state.direct.peerRecv(rootLocal)) + userOffset(0, f, begin);
+    if (plan.root < 0 || isRoot()) return recv() + userOffset(0, f, begin);
+    return window(me, f) + begin * es;
+  }
 };
 
 }  // namespace tiercc

@@ -10,7 +10,6 @@
 
 #include "core/errors.hpp"
 #include "core/reduce.hpp"
-#include "exec/pieces.hpp"
 #include "exec/steps.hpp"
 #include "plan/pattern/pattern.hpp"
 
@@ -102,7 +101,7 @@ void domainReduce(Call& c, const Step& st, Fragment& f) {
   const Topology& t = c.ctx.topo;
   if (st.pieces == Pieces::Vector) {
     auto [b, e] = partition(f.count, c.rails, c.me);
-    std::byte* dst = pieces::slice(c, st.out, f, b);
+    std::byte* dst = c.slice(st.out, f, b);
     // Into the root's receive buffer (zero copy): the root's data first, it may be the destination.
     const int first = st.out == Buffer::PeerRecv ? c.rootLocal : c.me;
     reduceOverDomain(c, f, st.in, b * c.es, c.userOffset(0, f, b), dst, e - b, first);
@@ -112,8 +111,7 @@ void domainReduce(Call& c, const Step& st, Fragment& f) {
   // Blocks: those of the local ranks l with l % rails == me, in rank order.
   for (int block = 0, h = 0; block < t.size(); ++block) {
     if (t.localRankOf(block) % c.rails != c.me) continue;
-    std::byte* dst =
-        st.out == Buffer::Accumulate ? c.accumulate(f) + h++ * f.count * c.es : pieces::finalBlock(c, f, block);
+    std::byte* dst = st.out == Buffer::Accumulate ? c.accumulate(f) + h++ * f.count * c.es : c.finalBlock(f, block);
     reduceOverDomain(c, f, st.in, block * f.count * c.es, c.userOffset(block, f), dst, f.count, c.me);
     c.finishAvg(st, dst, f.count);
   }
@@ -162,7 +160,7 @@ void gatherBroadcast(Call& c, const Step& st, Fragment& f) {
   const std::size_t bytes = f.count * c.es, at = c.userOffset(0, f);
   if (c.isRoot()) {
     if (c.send() != c.recv()) std::memcpy(c.recv() + at, c.send() + at, bytes);
-  } else if (c.inRootDomain()) {
+  } else if (c.ctx.topo.domain() == c.ctx.topo.domainOf(c.args.root)) {
     if (st.in == Buffer::Window) waitPeer(c.ctx, c.rootLocal, kFlagStaged, f.epoch);
     copyFromPeer(c, f, st.in, c.rootLocal, 0, at, c.recv() + at, bytes);
   } else {

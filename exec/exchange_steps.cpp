@@ -55,28 +55,19 @@ void exchange(Call& c, const Fragment& f, int round, int peer, const std::byte* 
 void pairwise(Call& c, const Step&, Fragment& f) {
   const CallArgs& a = c.args;
   const int p = c.ctx.topo.size(), me = c.ctx.topo.rank();
-  const std::size_t es = c.es;
-  if (a.coll == Collective::AllToAllv) {
-    // Not in place (the API rejects overlapping buffers), and sendCounts[me] == recvCounts[me]
-    // (checked by the API before the call, so that a bad layout changes nothing).
-    if (a.sendCounts[me])
-      std::memcpy(c.recv() + a.recvDispls[me] * es, c.send() + a.sendDispls[me] * es, a.sendCounts[me] * es);
-    for (int s = 0; s < pattern::pairwiseSteps(p); ++s) {
-      const int peer = pattern::pairwisePeer(p, me, s);
-      if (peer != me)
-        exchange(c, f, s, peer, c.send() + a.sendDispls[peer] * es, a.sendCounts[peer] * es,
-                 c.recv() + a.recvDispls[peer] * es, a.recvCounts[peer] * es, false);
-    }
-    return;
-  }
-  const std::size_t blockBytes = c.plan.count * es;
-  const bool inPlace = c.send() == c.recv();
-  if (!inPlace) std::memcpy(c.recv() + me * blockBytes, c.send() + me * blockBytes, blockBytes);
+  // All-to-allv is never in place (the API rejects overlapping buffers), and sendCounts[me] ==
+  // recvCounts[me] (checked by the API before the call, so that a bad layout changes nothing).
+  const bool v = a.coll == Collective::AllToAllv, inPlace = !v && c.send() == c.recv();
+  const std::size_t es = c.es, block = c.plan.count * es;
+  auto at = [&](const std::size_t* displs, int r) { return v ? displs[r] * es : r * block; };
+  auto len = [&](const std::size_t* counts, int r) { return v ? counts[r] * es : block; };
+  if (!inPlace && len(a.sendCounts, me))
+    std::memcpy(c.recv() + at(a.recvDispls, me), c.send() + at(a.sendDispls, me), len(a.sendCounts, me));
   for (int s = 0; s < pattern::pairwiseSteps(p); ++s) {
     const int peer = pattern::pairwisePeer(p, me, s);
     if (peer != me)
-      exchange(c, f, s, peer, c.send() + peer * blockBytes, blockBytes, c.recv() + peer * blockBytes, blockBytes,
-               inPlace);
+      exchange(c, f, s, peer, c.send() + at(a.sendDispls, peer), len(a.sendCounts, peer),
+               c.recv() + at(a.recvDispls, peer), len(a.recvCounts, peer), inPlace);
   }
 }
 

@@ -7,7 +7,6 @@
 #include <cstring>
 
 #include "core/reduce.hpp"
-#include "exec/pieces.hpp"
 #include "exec/steps.hpp"
 #include "plan/pattern/pattern.hpp"
 
@@ -98,7 +97,7 @@ void railReduceFinish(Call& c, const Step& st, Fragment& f) {
       auto source = [&](int d) {
         return d == mine ? c.accumulate(f) + h * bytes : arrived + (d < mine ? d : d - 1) * bytes;
       };
-      reduceDomains(c, st, pieces::finalBlock(c, f, block), source, f.count);
+      reduceDomains(c, st, c.finalBlock(f, block), source, f.count);
     });
     return;
   }
@@ -108,7 +107,7 @@ void railReduceFinish(Call& c, const Step& st, Fragment& f) {
   if (c.plan.root >= 0) {
     if (mine != t.domainOf(c.args.root)) return;
     auto source = [&](int d) -> const std::byte* { return d == mine ? slice : rx + (d < mine ? d : d - 1) * n * c.es; };
-    reduceDomains(c, st, pieces::slice(c, st.out, f, b), source, n);
+    reduceDomains(c, st, c.slice(st.out, f, b), source, n);
     return;
   }
   // Our own sub-slice is read in place (the result may overwrite an operand), unless it comes

@@ -102,15 +102,9 @@ Shape shapeOf(const Topology& topo) {
   return s;
 }
 
-std::uint64_t Plan::scaleUpBytes() const {
+std::uint64_t Plan::sum(std::uint64_t Step::*field) const {
   std::uint64_t n = 0;
-  for (const Step& s : steps) n += s.scaleUpBytes;
-  return n;
-}
-
-std::uint64_t Plan::scaleOutBytes() const {
-  std::uint64_t n = 0;
-  for (const Step& s : steps) n += s.scaleOutBytes;
+  for (const Step& s : steps) n += s.*field;
   return n;
 }
 

@@ -104,8 +104,9 @@ struct Plan {
   /// does): the plan is priced, but neither chosen nor run.
   std::string unfit;
 
-  std::uint64_t scaleUpBytes() const;
-  std::uint64_t scaleOutBytes() const;
+  std::uint64_t scaleUpBytes() const { return sum(&Step::scaleUpBytes); }
+  std::uint64_t scaleOutBytes() const { return sum(&Step::scaleOutBytes); }
+  std::uint64_t sum(std::uint64_t Step::*field) const;  ///< over the steps
   /// The plan's time from its steps' times: their sum, or for a pipelined plan (slots > 1)
   /// the busier tier's steps plus one fragment's share of the other's (filling and draining).
   double combine(const std::vector<double>& stepSeconds) const;

@@ -54,6 +54,10 @@ const Entry* find(Collective c, Algorithm a) {
   return nullptr;
 }
 
+bool plansPath(const Entry& e, const Shape& shape, Path path) {
+  return ((shape.numDomains() > 1 ? e.pathsAcrossDomains : e.paths) & (1u << static_cast<int>(path))) != 0;
+}
+
 }  // namespace
 
 const std::vector<const AlgorithmEntry*>& algorithmsFor(Collective c) {
@@ -82,9 +86,7 @@ std::string unsupportedReason(Algorithm a, const Request& req, const Shape& shap
 
 bool supportsPath(Algorithm a, const Request& req, const Shape& shape, Path path, int domainSize) {
   const Entry* e = find(req.coll, a);
-  if (!e || (path != Path::Staged && domainSize < 2)) return false;
-  const unsigned allowed = shape.numDomains() > 1 ? e->pathsAcrossDomains : e->paths;
-  return (allowed & (1u << static_cast<int>(path))) != 0;
+  return e && (path == Path::Staged || domainSize >= 2) && plansPath(*e, shape, path);
 }
 
 Plan buildPlan(Algorithm a, const Request& asked, const Shape& shape, Path path) {
@@ -95,8 +97,7 @@ Plan buildPlan(Algorithm a, const Request& asked, const Shape& shape, Path path)
   }
   const Entry* e = find(req.coll, a);
   if (!e) fail(ErrorCode::Internal, unknownAlgorithmReason(req.coll, toString(a)));
-  const unsigned allowed = shape.numDomains() > 1 ? e->pathsAcrossDomains : e->paths;
-  if (!(allowed & (1u << static_cast<int>(path))))
+  if (!plansPath(*e, shape, path))
     fail(ErrorCode::Internal, toString(req.coll), ":", toString(a), " has no ", toString(path), " path on ",
          shape.numDomains(), " domains");
   Plan plan;

@@ -96,6 +96,8 @@ def human(size):
 def build_collective(raw_dir, coll):
     tiercc = load(raw_dir, coll, "tiercc", "plain")
     tiercc_sym = load(raw_dir, coll, "tiercc-sym", "plain")
+    previous = load(raw_dir, coll, "tiercc-prev", "plain")
+    previous_sym = load(raw_dir, coll, "tiercc-prev-sym", "plain")
     peers = {lib: {v: load(raw_dir, coll, lib, v) for v, _ in VARIANTS} for lib, _ in PEERS}
     sizes = set(tiercc) | set(tiercc_sym)
     for by_variant in peers.values():
@@ -105,6 +107,12 @@ def build_collective(raw_dir, coll):
     for size in sorted(sizes):
         entry = {"bytes": size, "tiercc": tiercc.get(size), "tiercc_sym": tiercc_sym.get(size),
                  "peers": {}}
+        if previous or previous_sym:  # another build's launches (run.sh --previous)
+            entry["previous"], entry["previous_sym"] = previous.get(size), previous_sym.get(size)
+            for key in ("tiercc", "tiercc_sym"):
+                now, before = entry[key], entry["previous" + key[len("tiercc"):]]
+                entry[f"{key}_time_over_previous"] = (
+                    now["time_us"] / before["time_us"] if now and before else None)
         best_peer = None
         for lib, _ in PEERS:
             letter, row = best_variant(peers[lib], size)
@@ -140,6 +148,9 @@ def cell_bw(row, letter=None):
 def table_lines(rows, markdown):
     head = ["size (B)", "tiercc busbw", "tiercc sym busbw", "Open MPI busbw", "MPICH busbw",
             "tiercc / best peer", "sym / best peer"]
+    with_previous = any("previous" in entry for entry in rows)
+    if with_previous:
+        head += ["previous busbw", "previous sym busbw", "time / previous", "sym time / previous"]
     body = []
     for entry in rows:
         cells = [human(entry["bytes"]), cell_bw(entry["tiercc"]), cell_bw(entry.get("tiercc_sym"))]
@@ -149,6 +160,11 @@ def table_lines(rows, markdown):
         for key in ("tiercc_over_best_peer", "tiercc_sym_over_best_peer"):
             ratio = entry.get(key)
             cells.append("-" if ratio is None else f"{ratio:.2f}")
+        if with_previous:
+            cells += [cell_bw(entry.get("previous")), cell_bw(entry.get("previous_sym"))]
+            for key in ("tiercc_time_over_previous", "tiercc_sym_time_over_previous"):
+                ratio = entry.get(key)
+                cells.append("-" if ratio is None else f"{ratio:.3f}")
         body.append(cells)
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]

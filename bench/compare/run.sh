@@ -15,7 +15,8 @@ usage() {
   cat <<EOF
 usage: bench/compare/run.sh [-n RANKS] [--domain-size K] [--colls LIST] [--min SIZE] [--max SIZE]
                             [--iters N] [--iters-large N] [--split SIZE] [--repeat R] [--timeout SEC]
-                            [--libs LIST] [--out DIR] [--wait-idle SEC] [--no-build] [--no-install]
+                            [--libs LIST] [--previous DIR] [--out DIR] [--wait-idle SEC] [--no-build]
+                            [--no-install]
   -n RANKS          ranks on this host (default 2)
   --domain-size K   passed to tiercc-run (default RANKS: one host is one scale-up domain)
   --colls LIST      comma-separated, from allreduce,allgather,alltoall (default all three)
@@ -28,6 +29,9 @@ usage: bench/compare/run.sh [-n RANKS] [--domain-size K] [--colls LIST] [--min S
   --timeout SEC     limit for each launch (default 240)
   --libs LIST       comma-separated, from tiercc,tiercc-sym,openmpi,mpich (default all four;
                     tiercc-sym is tiercc-perf --symmetric: buffers from allocShared, zero copy)
+  --previous DIR    also run the tiercc columns with DIR/bin/tiercc-perf and tiercc-run (another
+                    build, e.g. the previous commit's), taking turns with this one's launches; the
+                    table adds its columns and this build's time over its time
   --out DIR         where results and logs go (default build/compare)
   --wait-idle SEC   first wait up to SEC seconds for the CPUs to be >= 90% idle (a shared host
                     makes every number here meaningless); default 0: start at once
@@ -59,7 +63,7 @@ to_bytes() {
 command_line="bench/compare/run.sh${*:+ }$*"
 ranks=2 domain_size="" colls=allreduce,allgather,alltoall min=8 max=64M iters=40 iters_large=""
 split=1M repeat=2 limit=240 libs=tiercc,tiercc-sym,openmpi,mpich out="$root/build/compare" build=1 install=1
-wait_idle=0
+wait_idle=0 previous=""
 while (($#)); do
   case $1 in
     -n) ranks=$2; shift ;;
@@ -73,6 +77,7 @@ while (($#)); do
     --repeat) repeat=$2; shift ;;
     --timeout) limit=$2; shift ;;
     --libs) libs=$2; shift ;;
+    --previous) previous=$2; shift ;;
     --out) out=$2; shift ;;
     --wait-idle) wait_idle=$2; shift ;;
     --no-build) build=0 ;;
@@ -147,6 +152,10 @@ if want_tiercc && ((build)) && [[ -f $tiercc_build/CMakeCache.txt ]]; then
       { echo "building tiercc-perf failed; see $out/logs/build.log" >&2; exit 1; }
   fi
 fi
+if [[ -n $previous && ! ( -x $previous/bin/tiercc-perf && -x $previous/bin/tiercc-run ) ]]; then
+  echo "--previous $previous: no bin/tiercc-perf and bin/tiercc-run there" >&2
+  exit 2
+fi
 if want_tiercc && [[ ! -x $tiercc_perf ]]; then
   echo "note: $tiercc_perf does not exist yet; the tiercc column stays empty"
 fi
@@ -184,12 +193,13 @@ run_lib() { # coll lib variant launch
     rm -f "$json"
     rc=0
     case $lib in
-      tiercc | tiercc-sym)
-        local symmetric=()
-        if [[ $lib == tiercc-sym ]]; then symmetric=(--symmetric); fi
-        GLIBC_TUNABLES="" run_bounded "$log" "$tiercc_run" -n "$ranks" --domain-size "$domain_size" \
+      tiercc | tiercc-sym | tiercc-prev | tiercc-prev-sym)
+        local symmetric=() perf=$tiercc_perf launcher=$tiercc_run
+        if [[ $lib == *-sym ]]; then symmetric=(--symmetric); fi
+        if [[ $lib == tiercc-prev* ]]; then perf=$previous/bin/tiercc-perf launcher=$previous/bin/tiercc-run; fi
+        GLIBC_TUNABLES="" run_bounded "$log" "$launcher" -n "$ranks" --domain-size "$domain_size" \
           --timeout "$limit" \
-          --no-prefix "$tiercc_perf" --coll "$coll" -b "$first" -e "$last" -f 2 -n "$n" -w "$warm" \
+          --no-prefix "$perf" --coll "$coll" -b "$first" -e "$last" -f 2 -n "$n" -w "$warm" \
           -d f32 --json "$json" "${symmetric[@]}" || rc=$?
         ;;
       openmpi)
@@ -282,8 +292,9 @@ for coll in "${coll_list[@]}"; do
   echo "== $coll"
   for ((r = 1; r <= repeat; r++)); do
     for variant in plain tuned; do
-      for lib in tiercc tiercc-sym; do
-        want "$lib" && [[ -x $tiercc_perf ]] || continue
+      for lib in tiercc tiercc-prev tiercc-sym tiercc-prev-sym; do
+        want "${lib/-prev/}" && [[ -x $tiercc_perf ]] || continue
+        [[ $lib != tiercc-prev* || -n $previous ]] || continue
         launch=$((2 * r - 1))
         if [[ $variant == tuned ]]; then launch=$((2 * r)); fi
         echo "  $lib, launch $launch"
@@ -312,6 +323,7 @@ machine_limit "$out/raw/machine.jsonl"
 versions=()
 if want_tiercc; then
   versions+=("tiercc $(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)")
+  if [[ -n $previous ]]; then versions+=("previous: $previous"); fi
 fi
 if want openmpi; then
   versions+=("Open MPI $(mpirun.openmpi --version 2>/dev/null | awk 'NR == 1 {print $NF}')")

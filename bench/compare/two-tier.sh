@@ -22,7 +22,7 @@ usage() {
   cat <<EOF
 usage: bench/compare/two-tier.sh [--rate RATE] [--layouts rails,single] [--colls LIST] [--libs LIST]
                                  [--iters N] [--repeat R] [--timeout SEC] [--out DIR] [--build DIR]
-                                 [--no-install]
+                                 [--previous DIR] [--no-install]
   --rate RATE     each link's rate per direction (tc spelling: 4gbit, 500mbit; default 4gbit)
   --layouts LIST  rails (one link per local rank) and/or single (--single-link); default both
   --colls LIST    allreduce (8 B and 1..64 MiB) and/or alltoall (1..64 MiB); default both.
@@ -37,12 +37,16 @@ usage: bench/compare/two-tier.sh [--rate RATE] [--layouts rails,single] [--colls
   --timeout SEC   limit for each launch (default 300)
   --out DIR       results, logs, binaries (default build/two-tier-compare)
   --build DIR     tiercc build directory holding bin/tiercc-perf (default \$TIERCC_BUILD_DIR or build/)
+  --previous DIR  also run tiercc from DIR/bin (another build, e.g. the previous commit's), as the
+                  column "tiercc previous", taking turns with the others; the tables add the ratio
+                  of tiercc's time to its time
   --no-install    do not apt-get install missing packages
 Run as root on an otherwise idle host; it builds the network per layout and always removes it.
 EOF
 }
 
 rate=4gbit layouts=rails,single colls=allreduce,alltoall libs=$ALL_LIBS iters=10 repeat=2 limit=300 install=1
+previous=""
 out=$root/build/two-tier-compare
 build=${TIERCC_BUILD_DIR:-$root/build}
 command_line="bench/compare/two-tier.sh${*:+ }$*"
@@ -57,6 +61,7 @@ while (($#)); do
     --timeout) limit=${2:?}; shift ;;
     --out) out=${2:?}; shift ;;
     --build) build=${2:?}; shift ;;
+    --previous) previous=${2:?}; shift ;;
     --no-install) install=0 ;;
     -h | --help) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
@@ -72,8 +77,14 @@ IFS=, read -ra layout_list <<<"$layouts"
 for layout in "${layout_list[@]}"; do [[ $layout == rails || $layout == single ]] || die "unknown layout '$layout'"; done
 IFS=, read -ra coll_list <<<"$colls"
 for coll in "${coll_list[@]}"; do [[ $coll == allreduce || $coll == alltoall ]] || die "unknown collective '$coll'"; done
+if [[ -n $previous ]]; then
+  [[ -x $previous/bin/tiercc-perf && -x $previous/bin/tiercc-run ]] || die "--previous $previous: no bin/tiercc-perf, bin/tiercc-run"
+  libs=$(sed 's/\(^\|,\)tiercc\(,\|$\)/\1tiercc,tiercc-prev\2/' <<<"$libs")
+fi
 IFS=, read -ra lib_list <<<"$libs"
-for lib in "${lib_list[@]}"; do [[ ",$ALL_LIBS,openmpi-han-default," == *",$lib,"* ]] || die "unknown library '$lib'"; done
+for lib in "${lib_list[@]}"; do
+  [[ $lib == tiercc-prev || ",$ALL_LIBS,openmpi-han-default," == *",$lib,"* ]] || die "unknown library '$lib'"
+done
 
 # --- environment: root, a free network, packages, benchmark programs ----------------------------
 [[ $(id -u) -eq 0 ]] || die "must run as root (network namespaces)"

@@ -15,6 +15,7 @@ DOMAINS, WORLD = 2, 4
 RANKS_PER_DOMAIN = WORLD // DOMAINS
 LABELS = {
     "tiercc": "tiercc",
+    "tiercc-prev": "tiercc previous",
     "openmpi": "Open MPI tuned",
     "openmpi-rabenseifner": "Open MPI Rabenseifner",
     "openmpi-han": "Open MPI HAN",
@@ -28,6 +29,7 @@ LABELS = {
 NOTES = {
     "tiercc": "shared memory inside a domain, TCP between domains, each rank on its own rail address; the cost "
     "model picks the algorithm (docs/design.md)",
+    "tiercc-prev": "tiercc as above, from the --previous build, launched in turns with the others",
     "openmpi": "ob1 + TCP BTL between the two domain nodes (btl_tcp_if_include 198.18.0.0/16: every rank opens "
     "one TCP module per rail and stripes large messages over both), vader inside a node; tuned's fixed rules; single link: one address per node (Open MPI 4.1 cannot use an interface with two)",
     "openmpi-rabenseifner": "as Open MPI tuned, allreduce forced to Rabenseifner (coll_tuned_allreduce_algorithm 6)",
@@ -122,8 +124,10 @@ def size_table(key, columns, best, bound):
     """The markdown rows and results.json rows of one (layout, collective) table; key = (layout, coll)."""
     cells_of = {c: best.get(key + (c,), {}) for c in columns}
     sizes = sorted({s for cells in cells_of.values() for s in cells})
-    peers = [c for c in columns if c != "tiercc"]
+    peers = [c for c in columns if c not in ("tiercc", "tiercc-prev")]
     head = ["size"] + [LABELS[c] for c in columns] + ["bound", "tiercc % of bound", "tiercc / best peer"]
+    if "tiercc-prev" in columns:
+        head.append("tiercc time / previous")
     lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
     rows = []
     for size in sizes:
@@ -141,6 +145,9 @@ def size_table(key, columns, best, bound):
         else:
             cells += [f"{bound:.3f}", f"{100 * t / bound:.0f}%" if t else "—",
                       f"{t / max(peer_values):.2f}x" if t and peer_values and max(peer_values) > 0 else "—"]
+        if "tiercc-prev" in columns:
+            p = values.get("tiercc-prev")
+            cells.append(f"{(t / p if small else p / t):.3f}" if t and p else "—")
         lines.append("| " + " | ".join(cells) + " |")
         rows.append({"bytes": size, "unit": "us" if small else "GB/s busbw", "values": values,
                      "bound": None if small else bound})
