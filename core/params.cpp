@@ -46,11 +46,11 @@ const std::vector<Info> kParams = {
     {"TIERCC_KNOMIAL_RADIX", "int", "2", "radix of the k-nomial trees (broadcast, reduce), 2..16"},
     {"TIERCC_TUNE_SCALEUP_BW", "bandwidth", "8GB/s",
      "cost model: bandwidth of one rank through its domain's windows (a paced TIERCC_EMU_SCALEUP_BW wins)"},
-    {"TIERCC_TUNE_SCALEUP_LATENCY", "latency", "2us", "cost model: latency of one synchronisation inside a domain"},
+    {"TIERCC_TUNE_SCALEUP_LATENCY", "latency", "0.5us", "cost model: latency of one synchronisation inside a domain"},
     {"TIERCC_TUNE_SCALEOUT_BW", "bandwidth", "1.25GB/s",
      "cost model: bandwidth of one rank's transport link (a paced TIERCC_EMU_SCALEOUT_BW wins)"},
     {"TIERCC_TUNE_SCALEOUT_LATENCY", "latency", "30us", "cost model: latency of one transport message"},
-    {"TIERCC_TUNE_LOCAL_BW", "bandwidth", "7GB/s",
+    {"TIERCC_TUNE_LOCAL_BW", "bandwidth", "16GB/s",
      "cost model: bandwidth of a rank's copies within its own memory (staging into its window): what a direct path "
      "saves"},
     {"TIERCC_TUNE_CMA_BW", "bandwidth", "2GB/s",

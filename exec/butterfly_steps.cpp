@@ -13,12 +13,6 @@
 namespace tiercc::steps {
 namespace {
 
-int roundOf(int mask) {
-  int s = 0;
-  while ((1 << s) < mask) ++s;
-  return s;
-}
-
 // mine = op(lower virtual rank's, higher's) of mine and what arrived from virtual rank `peer`.
 void reduceOrdered(Call& c, int v, int peer, std::byte* mine, const std::byte* arrived, std::size_t n) {
   if (v < peer)
@@ -63,7 +57,7 @@ void fold(Call& c, const Step&, Fragment& f) {
 
 void halvingReduce(Call& c, const Step& st, Fragment& f) {
   const pattern::Butterfly bf(c.ctx.topo.size());
-  const int v = bf.virtualRank(c.ctx.topo.rank()), s = roundOf(st.param);
+  const int v = bf.virtualRank(c.ctx.topo.rank()), s = pattern::ceilLog2(st.param);
   if (v < 0) return;
   const int pv = bf.peer(v, s), p2 = bf.participants();
   std::byte* base = c.recv() + f.offset * c.es;
@@ -78,7 +72,7 @@ void halvingReduce(Call& c, const Step& st, Fragment& f) {
 
 void doublingGather(Call& c, const Step& st, Fragment& f) {
   const pattern::Butterfly bf(c.ctx.topo.size());
-  const int v = bf.virtualRank(c.ctx.topo.rank()), s = roundOf(st.param);
+  const int v = bf.virtualRank(c.ctx.topo.rank()), s = pattern::ceilLog2(st.param);
   if (v < 0) return;
   const int pv = bf.peer(v, s), p2 = bf.participants();
   std::byte* base = c.recv() + f.offset * c.es;
@@ -89,7 +83,7 @@ void doublingGather(Call& c, const Step& st, Fragment& f) {
 
 void doublingReduce(Call& c, const Step& st, Fragment& f) {
   const pattern::Butterfly bf(c.ctx.topo.size());
-  const int v = bf.virtualRank(c.ctx.topo.rank()), s = roundOf(st.param);
+  const int v = bf.virtualRank(c.ctx.topo.rank()), s = pattern::ceilLog2(st.param);
   if (v < 0) return;
   const int pv = bf.peer(v, s);
   std::byte* base = c.recv() + f.offset * c.es;

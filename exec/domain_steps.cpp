@@ -79,69 +79,6 @@ void waitAll(Call& c, DomainFlag flag, std::uint32_t epoch) {
   for (int p = 0; p < c.k; ++p) waitPeer(c.ctx, p, flag, epoch);
 }
 
-// The blocks are the ranks' (reduce-scatter, allgather, all-to-all) or just this one's.
-std::size_t inputBlocks(const Call& c) {
-  const Collective coll = c.plan.coll;
-  return coll == Collective::ReduceScatter || coll == Collective::AllToAll ? c.ctx.topo.size() : 1;
-}
-
-}  // namespace
-
-void stage(Call& c, const Step&, Fragment& f) {
-  if (c.plan.coll == Collective::Broadcast && !c.isRoot()) return;  // only the root has data
-  const std::size_t bytes = f.count * c.es, blocks = inputBlocks(c);
-  std::byte* win = c.window(c.me, f);
-  for (std::size_t b = 0; b < blocks; ++b) std::memcpy(win + b * bytes, c.send() + c.userOffset(b, f), bytes);
-  c.ctx.domain.signal(kFlagStaged, f.epoch);
-}
-
-void domainReduce(Call& c, const Step& st, Fragment& f) {
-  if (c.me >= c.rails) return;  // only rail members hold pieces
-  if (st.in == Buffer::Window) waitAll(c, kFlagStaged, f.epoch);
-  const Topology& t = c.ctx.topo;
-  if (st.pieces == Pieces::Vector) {
-    auto [b, e] = partition(f.count, c.rails, c.me);
-    std::byte* dst = c.slice(st.out, f, b);
-    // Into the root's receive buffer (zero copy): the root's data first, it may be the destination.
-    const int first = st.out == Buffer::PeerRecv ? c.rootLocal : c.me;
-    reduceOverDomain(c, f, st.in, b * c.es, c.userOffset(0, f, b), dst, e - b, first);
-    c.finishAvg(st, dst, e - b);
-    return;
-  }
-  // Blocks: those of the local ranks l with l % rails == me, in rank order.
-  for (int block = 0, h = 0; block < t.size(); ++block) {
-    if (t.localRankOf(block) % c.rails != c.me) continue;
-    std::byte* dst = st.out == Buffer::Accumulate ? c.accumulate(f) + h++ * f.count * c.es : c.finalBlock(f, block);
-    reduceOverDomain(c, f, st.in, block * f.count * c.es, c.userOffset(block, f), dst, f.count, c.me);
-    c.finishAvg(st, dst, f.count);
-  }
-}
-
-void domainPack(Call& c, const Step&, Fragment& f) {
-  if (c.me >= c.rails) return;
-  waitAll(c, kFlagStaged, f.epoch);
-  const Topology& t = c.ctx.topo;
-  const std::size_t bytes = f.count * c.es;
-  std::byte* packed = c.accumulate(f);
-  for (int d = 0; d < t.numDomains(); ++d) {
-    if (d == t.domain()) continue;
-    for (int dest = c.me; dest < t.domainSize(d); dest += c.rails)
-      for (int l = 0; l < c.k; ++l, packed += bytes)
-        copyFromPeer(c, f, Buffer::Window, l, static_cast<std::size_t>(t.rankAt(d, dest)) * bytes, 0, packed, bytes);
-  }
-}
-
-void publish(Call& c, const Step& st, Fragment& f) {
-  if (c.me >= c.rails) return;
-  if (st.in == Buffer::Accumulate) {  // the allreduce's slice, out of the scratch
-    auto [b, e] = partition(f.count, c.rails, c.me);
-    std::memcpy(c.window(c.me, f) + b * c.es, c.accumulate(f), (e - b) * c.es);
-  }
-  c.ctx.domain.signal(kFlagReduced, f.epoch);
-}
-
-namespace {
-
 // Every rail's slice of f into the receive buffer, from its rail member's window (staged) or
 // receive buffer (direct) once that raised Reduced; but the slice of local rank `skip`, in place.
 void copySlices(Call& c, Fragment& f, Buffer in, int skip) {
@@ -233,6 +170,62 @@ void gatherRoutes(Call& c, const Step& st, Fragment& f) {
 }
 
 }  // namespace
+
+void stage(Call& c, const Step&, Fragment& f) {
+  const Collective coll = c.plan.coll;
+  if (coll == Collective::Broadcast && !c.isRoot()) return;  // only the root has data
+  // Every rank's block (reduce-scatter, all-to-all) or just this one's.
+  const bool perRank = coll == Collective::ReduceScatter || coll == Collective::AllToAll;
+  const std::size_t bytes = f.count * c.es, blocks = perRank ? c.ctx.topo.size() : 1;
+  std::byte* win = c.window(c.me, f);
+  for (std::size_t b = 0; b < blocks; ++b) std::memcpy(win + b * bytes, c.send() + c.userOffset(b, f), bytes);
+  c.ctx.domain.signal(kFlagStaged, f.epoch);
+}
+
+void domainReduce(Call& c, const Step& st, Fragment& f) {
+  if (c.me >= c.rails) return;  // only rail members hold pieces
+  if (st.in == Buffer::Window) waitAll(c, kFlagStaged, f.epoch);
+  const Topology& t = c.ctx.topo;
+  if (st.pieces == Pieces::Vector) {
+    auto [b, e] = partition(f.count, c.rails, c.me);
+    std::byte* dst = c.slice(st.out, f, b);
+    // Into the root's receive buffer (zero copy): the root's data first, it may be the destination.
+    const int first = st.out == Buffer::PeerRecv ? c.rootLocal : c.me;
+    reduceOverDomain(c, f, st.in, b * c.es, c.userOffset(0, f, b), dst, e - b, first);
+    c.finishAvg(st, dst, e - b);
+    return;
+  }
+  // Blocks: those of the local ranks l with l % rails == me, in rank order.
+  for (int block = 0, h = 0; block < t.size(); ++block) {
+    if (t.localRankOf(block) % c.rails != c.me) continue;
+    std::byte* dst = st.out == Buffer::Accumulate ? c.accumulate(f) + h++ * f.count * c.es : c.finalBlock(f, block);
+    reduceOverDomain(c, f, st.in, block * f.count * c.es, c.userOffset(block, f), dst, f.count, c.me);
+    c.finishAvg(st, dst, f.count);
+  }
+}
+
+void domainPack(Call& c, const Step&, Fragment& f) {
+  if (c.me >= c.rails) return;
+  waitAll(c, kFlagStaged, f.epoch);
+  const Topology& t = c.ctx.topo;
+  const std::size_t bytes = f.count * c.es;
+  std::byte* packed = c.accumulate(f);
+  for (int d = 0; d < t.numDomains(); ++d) {
+    if (d == t.domain()) continue;
+    for (int dest = c.me; dest < t.domainSize(d); dest += c.rails)
+      for (int l = 0; l < c.k; ++l, packed += bytes)
+        copyFromPeer(c, f, Buffer::Window, l, static_cast<std::size_t>(t.rankAt(d, dest)) * bytes, 0, packed, bytes);
+  }
+}
+
+void publish(Call& c, const Step& st, Fragment& f) {
+  if (c.me >= c.rails) return;
+  if (st.in == Buffer::Accumulate) {  // the allreduce's slice, out of the scratch
+    auto [b, e] = partition(f.count, c.rails, c.me);
+    std::memcpy(c.window(c.me, f) + b * c.es, c.accumulate(f), (e - b) * c.es);
+  }
+  c.ctx.domain.signal(kFlagReduced, f.epoch);
+}
 
 void domainGather(Call& c, const Step& st, Fragment& f) {
   switch (c.plan.coll) {

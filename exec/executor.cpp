@@ -52,11 +52,7 @@ class Pipeline {
         steps_(call.plan.steps),
         firstEpoch_(firstEpoch),
         begin_(call.plan.fragmentSteps.first),
-        end_(call.plan.fragmentSteps.second),
-        postsEnd_(begin_) {
-    for (std::size_t i = begin_; i < end_; ++i)
-      if (runnerFor(steps_[i].kind).finish) postsEnd_ = i + 1;
-  }
+        end_(call.plan.fragmentSteps.second) {}
 
   void run() {
     for (std::size_t i = 0; i < begin_; ++i) runOnce(i);
@@ -79,6 +75,9 @@ class Pipeline {
     const Plan& plan = c_.plan;
     std::array<Fragment, kMaxSlots> inflight;
     std::uint32_t oldest = 0, live = 0;  // inflight[(oldest + i) % slots] for i < live, oldest first
+    std::size_t postsEnd = begin_;       // one past the last step that posts transfers
+    for (std::size_t i = begin_; i < end_; ++i)
+      if (runnerFor(steps_[i].kind).finish) postsEnd = i + 1;
     auto at = [&](std::uint32_t i) -> Fragment& { return inflight[(oldest + i) % plan.slots]; };
     // Advances fragment i (see the top of this file); a fragment that is done must be the oldest.
     auto advance = [&](std::uint32_t i, bool resume, bool toEnd) {
@@ -93,7 +92,7 @@ class Pipeline {
       if (advance(live - 1, false, false)) continue;
       for (std::uint32_t i = 0; i < live;) {
         const bool toEnd = i == 0 && live == plan.slots;
-        if (i == live - 1 && !toEnd && at(i).next >= postsEnd_) break;  // the newest: nothing left to post
+        if (i == live - 1 && !toEnd && at(i).next >= postsEnd) break;  // the newest: nothing left to post
         if (!advance(i, true, toEnd)) ++i;
       }
     }
@@ -102,23 +101,17 @@ class Pipeline {
 
   void start(Fragment& f, std::uint32_t index) {
     const Plan& plan = c_.plan;
-    f = Fragment{};  // every field zero
-    f.index = index;
-    f.offset = static_cast<std::size_t>(index) * plan.fragmentCount;
-    f.count = std::min(plan.fragmentCount, plan.count - f.offset);
-    f.slot = index % plan.slots;
-    f.next = begin_;
-    switch (plan.rounds) {
-      case Rounds::PerFragment:  // the first waits for everything before the call, later ones for their slot
-        f.epoch = beginRound(c_.ctx, index == 0 ? 1 : plan.slots);
-        break;
-      case Rounds::Direct:
-        f.epoch = firstEpoch_ + index;
-        c_.ctx.renewDeadline();
-        break;
-      case Rounds::None:
-      case Rounds::InStep:
-        break;
+    const std::size_t offset = static_cast<std::size_t>(index) * plan.fragmentCount;
+    f = Fragment{.index = index,
+                 .offset = offset,
+                 .count = std::min(plan.fragmentCount, plan.count - offset),
+                 .slot = index % plan.slots,
+                 .next = begin_};  // epoch and posted: 0
+    // Per fragment, the first round waits for everything before the call, later ones for their slot.
+    if (plan.rounds == Rounds::PerFragment) f.epoch = beginRound(c_.ctx, index == 0 ? 1 : plan.slots);
+    if (plan.rounds == Rounds::Direct) {
+      f.epoch = firstEpoch_ + index;
+      c_.ctx.renewDeadline();
     }
   }
 
@@ -162,8 +155,7 @@ class Pipeline {
   }
 
   void runOnce(std::size_t i) {
-    Fragment whole{};
-    whole.count = c_.plan.count;
+    Fragment whole{.count = c_.plan.count};
     const StepKind kind = steps_[i].kind;
     if (kind == StepKind::Agree) return;  // the executor agreed before running the plan
     timed(i, [&] {
@@ -186,7 +178,6 @@ class Pipeline {
   const std::vector<Step>& steps_;
   std::uint32_t firstEpoch_;
   std::size_t begin_, end_;  // the steps run per fragment: [begin_, end_)
-  std::size_t postsEnd_;     // one past the last of them that posts transfers
 };
 
 // What the descriptors say of this call: its shape, and the buffers peers may read.
@@ -209,8 +200,7 @@ void runPlan(ExecContext& ctx, ExecState& state, const Choice& choice, const Pla
              std::uint32_t firstEpoch) {
   CallStats& stats = ctx.stats;
   stats.plan = &plan;
-  if (stats.steps.size() != plan.steps.size()) stats.steps.resize(plan.steps.size());
-  for (StepCount& n : stats.steps) n = StepCount{};
+  stats.steps.assign(plan.steps.size(), StepCount{});  // keeps its capacity: no allocation once warm
   Call call(ctx, state, plan, args);
   if (!plan.unfit.empty()) fail(ErrorCode::NotSupported, ctx.what, ": ", plan.unfit);
   Pipeline(call, firstEpoch).run();

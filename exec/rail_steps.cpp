@@ -15,11 +15,6 @@ namespace {
 
 using pattern::partition;
 
-// Of the vector's slice of this rail from element b: where the rail steps read and write it.
-std::byte* railSlice(Call& c, Buffer where, const Fragment& f, std::size_t b) {
-  return where == Buffer::Accumulate ? c.accumulate(f) : c.recv() + c.userOffset(0, f, b);
-}
-
 // dst = op over `sources(d)` for d in domain order (dst may be one of them); Avg if final.
 template <class Source>
 void reduceDomains(Call& c, const Step& st, std::byte* dst, Source sources, std::size_t n) {
@@ -63,7 +58,7 @@ void railReducePost(Call& c, const Step& st, Fragment& f) {
   }
   auto [b, e] = partition(f.count, c.rails, c.me);
   const std::size_t n = e - b;
-  std::byte* slice = railSlice(c, st.in, f, b);
+  std::byte* slice = c.slice(st.in, f, b);
   if (c.plan.root >= 0) {  // reduce: partials to the root's domain
     const int rootDomain = t.domainOf(c.args.root);
     if (mine != rootDomain) return batch.send(t.rankAt(rootDomain, c.me), tag, slice, n * c.es);
@@ -103,7 +98,7 @@ void railReduceFinish(Call& c, const Step& st, Fragment& f) {
   }
   auto [b, e] = partition(f.count, c.rails, c.me);
   const std::size_t n = e - b;
-  std::byte* slice = railSlice(c, st.in, f, b);
+  std::byte* slice = c.slice(st.in, f, b);
   if (c.plan.root >= 0) {
     if (mine != t.domainOf(c.args.root)) return;
     auto source = [&](int d) -> const std::byte* { return d == mine ? slice : rx + (d < mine ? d : d - 1) * n * c.es; };
@@ -153,7 +148,7 @@ void railCopyPost(Call& c, const Step& st, Fragment& f) {
         return;
       }
       // Allreduce: our reduced sub-slice to every domain, theirs into place.
-      std::byte* slice = railSlice(c, st.in, f, b);
+      std::byte* slice = c.slice(st.in, f, b);
       auto [mb, me] = partition(e - b, D, mine);
       for (int d = 0; d < D; ++d) {
         if (d == mine) continue;

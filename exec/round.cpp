@@ -28,22 +28,18 @@ void TransferBatch::begin(ExecContext& ctx, StepCount& counts) {
   anyOut_ = anyInside_ = false;
 }
 
-TransferOp& TransferBatch::add() {
+TransferOp& TransferBatch::add(const TransferOp& op) {
   if (pending_.empty() && (ctx_->scaleOutLink || ctx_->scaleUpLink)) firstPost_ = Clock::now();  // for charge()
   const std::size_t i = used_++;
-  if (i < inline_.size()) return inline_[i] = TransferOp{};
+  if (i < inline_.size()) return inline_[i] = op;
   const std::size_t extra = i - inline_.size();
   if (extra / 64 >= more_.size()) more_.push_back(std::make_unique<TransferOp[]>(64));
-  return more_[extra / 64][extra % 64] = TransferOp{};
+  return more_[extra / 64][extra % 64] = op;
 }
 
 void TransferBatch::send(int peer, std::uint64_t tag, const std::byte* buf, std::size_t len) {
-  TransferOp& op = add();
-  op.peer = peer;
-  op.isSend = true;
-  op.tag = tag;
-  op.buf = const_cast<std::byte*>(buf);  // sends only read it
-  op.len = len;
+  // The op's buffer is mutable, but sends only read it.
+  TransferOp& op = add({.peer = peer, .isSend = true, .tag = tag, .buf = const_cast<std::byte*>(buf), .len = len});
   ctx_->transport->isend(op);
   pending_.push_back(&op);
   // A flat algorithm also talks to ranks of its own domain over the transport: that traffic
@@ -60,11 +56,7 @@ void TransferBatch::send(int peer, std::uint64_t tag, const std::byte* buf, std:
 }
 
 void TransferBatch::recv(int peer, std::uint64_t tag, std::byte* buf, std::size_t len) {
-  TransferOp& op = add();
-  op.peer = peer;
-  op.tag = tag;
-  op.buf = buf;
-  op.len = len;
+  TransferOp& op = add({.peer = peer, .tag = tag, .buf = buf, .len = len});
   ctx_->transport->irecv(op);
   pending_.push_back(&op);
 }

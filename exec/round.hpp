@@ -44,10 +44,9 @@ class TransferBatch {
   void recv(int peer, std::uint64_t tag, std::byte* buf, std::size_t len);
   /// Posts nothing more; waits for everything posted so far.
   void wait();
-  bool pending() const { return !pending_.empty(); }
 
  private:
-  TransferOp& add();
+  TransferOp& add(const TransferOp& op);
 
   ExecContext* ctx_ = nullptr;
   StepCount* counts_ = nullptr;

@@ -43,13 +43,6 @@ std::size_t flatScratchElements(const Request& req, const Shape& s, bool withAcc
   return bytes / dataTypeSize(req.dt);
 }
 
-std::uint64_t crossPairs(const Shape& s) {
-  return overDomains(s, [&](std::uint64_t k) { return k * (s.size() - k); });
-}
-std::uint64_t insidePairs(const Shape& s) {
-  return overDomains(s, [](std::uint64_t k) { return k * (k - 1); });
-}
-
 void beginDomainPlan(Plan& plan, const Shape& s, std::size_t capacity, std::uint32_t directNeeds, Pieces pieces,
                      double stagedBytes) {
   const bool direct = plan.path != Path::Staged;

@@ -1,5 +1,5 @@
-// What the plan builders share (internal to plan/): cutting a call into fragments, adding
-// steps, and counting a pattern's bytes by tier. Every count is exact: the executor's
+// What the plan builders share, and the builders (internal to plan/): cutting a call into
+// fragments, adding steps, and counting a pattern's bytes by tier. Every count is exact: the executor's
 // statistics must equal it (ExecutedStepsMatchThePlan), so sums go over the fragments' real
 // sizes and the partitions' real parts, never over averages.
 #pragma once
@@ -72,15 +72,19 @@ inline void addTransfer(Step& st, const Shape& s, int from, int to, std::uint64_
 /// `withAccumulate`) one packed or accumulated in the accumulate scratch.
 std::size_t flatScratchElements(const Request& req, const Shape& s, bool withAccumulate);
 
-/// Pairs of (sender, receiver) ranks in different domains, and in the same one (without self).
-std::uint64_t crossPairs(const Shape& s);
-std::uint64_t insidePairs(const Shape& s);
 /// The sum over domains of f(k), k being each one's size.
 template <class F>
 std::uint64_t overDomains(const Shape& s, F f) {
   std::uint64_t sum = 0;
   for (int k : s.domainSizes) sum += static_cast<std::uint64_t>(f(static_cast<std::uint64_t>(k)));
   return sum;
+}
+/// Pairs of (sender, receiver) ranks in different domains, and in the same one (without self).
+inline std::uint64_t crossPairs(const Shape& s) {
+  return overDomains(s, [&](std::uint64_t k) { return k * (s.size() - k); });
+}
+inline std::uint64_t insidePairs(const Shape& s) {
+  return overDomains(s, [](std::uint64_t k) { return k * (k - 1); });
 }
 
 /// How every hierarchical plan begins: its fragments (`capacity` elements per block, two in
@@ -102,5 +106,32 @@ inline void describeExchange(Step& st, Exchange exchange, double messageBytes, i
   st.messageBytes = messageBytes;
   st.exchangeParam = param;
 }
+
+// The builders, one file per algorithm (family) in plan/algorithms/, named in registry.cpp. Each
+// fills a plan whose common fields buildPlan set: its fragments, its round protocol and its steps.
+// Hierarchical, rail-parallel: inside the domains, along the rails, inside again.
+void hierarchicalAllreduce(Plan& plan, const Request& req, const Shape& shape);  // and barrier
+void hierarchicalReduceScatter(Plan& plan, const Request& req, const Shape& shape);
+void hierarchicalAllgather(Plan& plan, const Request& req, const Shape& shape);
+void hierarchicalBroadcast(Plan& plan, const Request& req, const Shape& shape);
+void hierarchicalReduce(Plan& plan, const Request& req, const Shape& shape);
+void hierarchicalAlltoall(Plan& plan, const Request& req, const Shape& shape);
+// Small messages: every rank reduces its whole domain, then the rails exchange results.
+void oneShot(Plan& plan, const Request& req, const Shape& shape);  // allreduce and barrier
+std::string oneShotUnsupported(const Request& req, const Shape& shape);
+// Flat patterns over the transport.
+void ringAllreduce(Plan& plan, const Request& req, const Shape& shape);
+void ringReduceScatter(Plan& plan, const Request& req, const Shape& shape);
+void ringAllgather(Plan& plan, const Request& req, const Shape& shape);
+void halvingDoublingAllreduce(Plan& plan, const Request& req, const Shape& shape);
+void recursiveDoublingAllreduce(Plan& plan, const Request& req, const Shape& shape);
+void knomialBroadcast(Plan& plan, const Request& req, const Shape& shape);
+void knomialReduce(Plan& plan, const Request& req, const Shape& shape);
+void bruckAllgather(Plan& plan, const Request& req, const Shape& shape);
+void bruckAlltoall(Plan& plan, const Request& req, const Shape& shape);
+void pairwiseAlltoall(Plan& plan, const Request& req, const Shape& shape);
+void pairwiseAlltoallv(Plan& plan, const Request& req, const Shape& shape);
+void disseminationBarrier(Plan& plan, const Request& req, const Shape& shape);
+void pointToPoint(Plan& plan, const Request& req, const Shape& shape);  // send and recv
 
 }  // namespace tiercc::plans

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 
+#include "plan/build.hpp"
 #include "plan/topology.hpp"
 
 namespace tiercc {
@@ -15,15 +16,46 @@ constexpr std::array<const char*, kNumCollectives> kCollectives = {
 constexpr std::array<const char*, kNumAlgorithms> kAlgorithms = {
     "hierarchical", "one_shot", "ring",     "halving_doubling", "recursive_doubling",
     "knomial",      "bruck",    "pairwise", "dissemination",    "point_to_point"};
+constexpr std::array<const char*, 5> kGroups = {"self", "domain", "rail", "world", "pair"};
+constexpr std::array<const char*, kNumPaths> kPaths = {"staged", "zero_copy", "cma"};
+constexpr std::array<const char*, 8> kBuffers = {"-",       "send",     "recv",        "window",
+                                                 "scratch", "arrivals", "peers' send", "peers' recv"};
+// In StepKind's order.
+constexpr std::array<const char*, kNumStepKinds> kStepKinds = {"agree",
+                                                               "stage",
+                                                               "domain-reduce",
+                                                               "domain-pack",
+                                                               "one-shot",
+                                                               "publish",
+                                                               "domain-gather",
+                                                               "close",
+                                                               "rail-reduce",
+                                                               "rail-copy",
+                                                               "local-reduce",
+                                                               "ring-reduce-scatter",
+                                                               "ring-allgather",
+                                                               "fold",
+                                                               "halving-reduce",
+                                                               "doubling-gather",
+                                                               "doubling-reduce",
+                                                               "unfold",
+                                                               "knomial-broadcast",
+                                                               "knomial-reduce",
+                                                               "bruck-allgather",
+                                                               "bruck-rotate",
+                                                               "bruck-alltoall",
+                                                               "bruck-place",
+                                                               "pairwise",
+                                                               "dissemination",
+                                                               "send",
+                                                               "recv"};
 
 template <class Enum, std::size_t N>
 bool parseName(const std::array<const char*, N>& names, const std::string& name, Enum& out) {
-  for (std::size_t i = 0; i < N; ++i)
-    if (name == names[i]) {
-      out = static_cast<Enum>(i);
-      return true;
-    }
-  return false;
+  const auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) return false;
+  out = static_cast<Enum>(it - names.begin());
+  return true;
 }
 
 }  // namespace
@@ -33,52 +65,10 @@ bool parseCollective(const std::string& name, Collective& out) { return parseNam
 const char* toString(Algorithm a) { return kAlgorithms[static_cast<int>(a)]; }
 bool parseAlgorithm(const std::string& name, Algorithm& out) { return parseName(kAlgorithms, name, out); }
 const char* toString(Tier t) { return t == Tier::ScaleOut ? "scale-out" : "scale-up"; }
-const char* toString(Group g) {
-  static constexpr std::array<const char*, 5> kGroups = {"self", "domain", "rail", "world", "pair"};
-  return kGroups[static_cast<int>(g)];
-}
-const char* toString(Path p) {
-  static constexpr std::array<const char*, kNumPaths> kPaths = {"staged", "zero_copy", "cma"};
-  return kPaths[static_cast<int>(p)];
-}
-const char* toString(Buffer b) {
-  static constexpr std::array<const char*, 8> kBuffers = {"-",       "send",     "recv",        "window",
-                                                          "scratch", "arrivals", "peers' send", "peers' recv"};
-  return kBuffers[static_cast<int>(b)];
-}
-const char* toString(StepKind k) {
-  // clang-format off: in StepKind's order
-  static constexpr std::array<const char*, kNumStepKinds> kKinds = {"agree",
-                                                                    "stage",
-                                                                    "domain-reduce",
-                                                                    "domain-pack",
-                                                                    "one-shot",
-                                                                    "publish",
-                                                                    "domain-gather",
-                                                                    "close",
-                                                                    "rail-reduce",
-                                                                    "rail-copy",
-                                                                    "local-reduce",
-                                                                    "ring-reduce-scatter",
-                                                                    "ring-allgather",
-                                                                    "fold",
-                                                                    "halving-reduce",
-                                                                    "doubling-gather",
-                                                                    "doubling-reduce",
-                                                                    "unfold",
-                                                                    "knomial-broadcast",
-                                                                    "knomial-reduce",
-                                                                    "bruck-allgather",
-                                                                    "bruck-rotate",
-                                                                    "bruck-alltoall",
-                                                                    "bruck-place",
-                                                                    "pairwise",
-                                                                    "dissemination",
-                                                                    "send",
-                                                                    "recv"};
-  // clang-format on
-  return kKinds[static_cast<int>(k)];
-}
+const char* toString(Group g) { return kGroups[static_cast<int>(g)]; }
+const char* toString(Path p) { return kPaths[static_cast<int>(p)]; }
+const char* toString(Buffer b) { return kBuffers[static_cast<int>(b)]; }
+const char* toString(StepKind k) { return kStepKinds[static_cast<int>(k)]; }
 
 int Shape::minDomainSize() const {
   return domainSizes.empty() ? 0 : *std::min_element(domainSizes.begin(), domainSizes.end());
@@ -128,11 +118,8 @@ std::uint64_t slowTierBound(const Request& req, const Shape& shape) {
     case Collective::Broadcast:
     case Collective::Reduce:
       return (D - 1) * elementBytes;
-    case Collective::AllToAll: {
-      std::uint64_t cross = 0;
-      for (int k : shape.domainSizes) cross += static_cast<std::uint64_t>(k) * (N - k);
-      return cross * elementBytes;
-    }
+    case Collective::AllToAll:
+      return plans::crossPairs(shape) * elementBytes;
     case Collective::AllToAllv: {
       // A whole matrix, or one rank's row (Request::root is then that rank): what crosses.
       if (!req.alltoallvBytes) return 0;

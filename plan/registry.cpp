@@ -4,7 +4,7 @@
 #include <array>
 
 #include "core/errors.hpp"
-#include "plan/algorithms/algorithms.hpp"
+#include "plan/build.hpp"
 
 namespace tiercc {
 namespace {

@@ -80,7 +80,6 @@ class Selector {
     bool symmetricLive;
     int root, peer;
     std::size_t count, totalBytes;
-    bool operator==(const Key&) const = default;
     auto operator<=>(const Key&) const = default;
   };
   std::map<Key, Choice> cache_;

@@ -96,7 +96,6 @@ struct Step {
   Pieces pieces = Pieces::None;
   Buffer in = Buffer::None;   ///< where the step reads its peers' (or its own) data
   Buffer out = Buffer::None;  ///< where it writes
-  bool reduces = false;       ///< applies the call's reduction op
   bool finalizes = false;     ///< writes final values: the reduction's last step (Avg divides here)
   bool perCall = false;       ///< once per call (Agree, Close), not once per fragment
   /// Bit i: steps of the same fragment this one waits for. Steps run in list order; a step

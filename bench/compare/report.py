@@ -6,6 +6,7 @@ one busbw table per collective under a machine-limit line; also writes results.j
 import argparse
 import datetime
 import json
+import statistics
 import os
 import platform
 import sys
@@ -111,8 +112,10 @@ def build_collective(raw_dir, coll):
             entry["previous"], entry["previous_sym"] = previous.get(size), previous_sym.get(size)
             for key in ("tiercc", "tiercc_sym"):
                 now, before = entry[key], entry["previous" + key[len("tiercc"):]]
+                # Medians of the launches: the fastest of a few launches is luck as much as speed.
                 entry[f"{key}_time_over_previous"] = (
-                    now["time_us"] / before["time_us"] if now and before else None)
+                    statistics.median(now["samples_us"]) / statistics.median(before["samples_us"])
+                    if now and before else None)
         best_peer = None
         for lib, _ in PEERS:
             letter, row = best_variant(peers[lib], size)
@@ -150,7 +153,7 @@ def table_lines(rows, markdown):
             "tiercc / best peer", "sym / best peer"]
     with_previous = any("previous" in entry for entry in rows)
     if with_previous:
-        head += ["previous busbw", "previous sym busbw", "time / previous", "sym time / previous"]
+        head += ["previous busbw", "previous sym busbw", "median time / previous", "sym median time / previous"]
     body = []
     for entry in rows:
         cells = [human(entry["bytes"]), cell_bw(entry["tiercc"]), cell_bw(entry.get("tiercc_sym"))]

@@ -4,7 +4,6 @@
 // the receive scratch, so a fragment is what the largest round's blocks fit.
 #include "plan/pattern/bruck.hpp"
 
-#include "plan/algorithms/algorithms.hpp"
 #include "plan/build.hpp"
 
 namespace tiercc::plans {

@@ -4,7 +4,6 @@
 // butterfly rank sending about 2 (p2-1)/p2 of the vector in 2 log2 p2 rounds. Recursive
 // doubling: log2 p2 exchanges of the whole vector, for small messages. Distance 1 first, so
 // the largest halves stay closest (often in one domain).
-#include "plan/algorithms/algorithms.hpp"
 #include "plan/build.hpp"
 #include "plan/pattern/halving_doubling.hpp"
 
@@ -17,7 +16,6 @@ void exchangeStep(Plan& plan, const Shape& s, const pattern::Butterfly& bf, Step
   static const char* const kWhat[] = {"halving exchange at distance ", "doubling exchange at distance "};
   Step& st = addFlatStep(plan, kind, kWhat[kind != StepKind::HalvingReduce] + std::to_string(mask));
   st.param = mask;
-  st.reduces = kind != StepKind::DoublingGather;
   forEachFragmentSize(plan, [&](std::size_t n, std::uint64_t times) {
     std::uint64_t most = 0;
     for (int v = 0; v < bf.participants(); ++v) {
@@ -39,7 +37,6 @@ void foldStep(Plan& plan, const Request& req, const Shape& s, const pattern::But
       plan, direction ? StepKind::Unfold : StepKind::Fold,
       direction ? "return results to folded ranks"
                 : "input into the output; fold " + std::to_string(bf.extra()) + " extra ranks into partners");
-  st.reduces = direction == 0;
   for (int i = 0; i < 2 * bf.extra(); i += 2)
     addTransfer(st, s, direction ? i + 1 : i, direction ? i : i + 1, plan.count * es);
   if (bf.extra() == 0) return;

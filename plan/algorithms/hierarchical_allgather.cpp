@@ -13,15 +13,10 @@
 // 256 KiB: with two fragments on the wire at once, larger ones only queue more data on the link
 // ahead of the other direction's traffic. On bench/two-tier-net-bench.sh's 1 Gbit/s TCP rails,
 // 16 MiB went from 88% of the bound with 1 MiB messages to 95% (docs/performance.md).
-#include "plan/algorithms/algorithms.hpp"
 #include "plan/build.hpp"
 
 namespace tiercc::plans {
-namespace {
-
 constexpr std::size_t kRailMessageBytes = 256 << 10;
-
-}  // namespace
 
 void hierarchicalAllgather(Plan& plan, const Request& req, const Shape& s) {
   const std::size_t es = dataTypeSize(req.dt), N = s.size();

@@ -15,15 +15,10 @@
 // rank's send buffer into the rail member's receive buffer, the rail steps run there, and the
 // gather copies from the owners' receive buffers. Inside one domain a direct fragment is 1 MiB of
 // every rail's slice: peers copy a slice while it is still in cache.
-#include "plan/algorithms/algorithms.hpp"
 #include "plan/build.hpp"
 
 namespace tiercc::plans {
-namespace {
-
 constexpr std::size_t kDirectSliceBytes = 1 << 20;
-
-}  // namespace
 
 void hierarchicalAllreduce(Plan& plan, const Request& req, const Shape& s) {
   const std::size_t es = dataTypeSize(req.dt);
@@ -40,7 +35,6 @@ void hierarchicalAllreduce(Plan& plan, const Request& req, const Shape& s) {
   Step& reduce =
       addStep(plan, StepKind::DomainReduce, Group::Domain, "each rail's slice reduced over its domain", Pieces::Vector,
               direct ? Buffer::PeerSend : Buffer::Window, direct ? Buffer::Recv : Buffer::Accumulate);
-  reduce.reduces = true;
   reduce.finalizes = !across;
   reduce.latencySteps = direct ? 0 : F;  // direct: the send buffers are ready since Agree
   reduce.busiestBytes = double(kmax - 1) * S / R;
@@ -58,7 +52,7 @@ void hierarchicalAllreduce(Plan& plan, const Request& req, const Shape& s) {
                          first ? "along each rail, each domain reduces its sub-slice"
                                : "along each rail, the sub-slices to every domain",
                          Pieces::Vector, reduce.out, reduce.out);
-    rail.reduces = rail.finalizes = first;
+    rail.finalizes = first;
     rail.latencySteps = F;
     rail.busiestBytes = double(D - 1) * S / (double(D) * R);
     rail.scaleOutBytes = (D - 1) * S;

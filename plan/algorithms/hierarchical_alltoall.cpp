@@ -10,7 +10,6 @@
 // The slow tier carries each cross-domain byte once, in few large messages, on every rail at
 // once. Inside one domain on a direct path every rank copies its blocks straight from its peers'
 // send buffers (not in place: a rank would overwrite blocks its peers have yet to read).
-#include "plan/algorithms/algorithms.hpp"
 #include "plan/build.hpp"
 
 namespace tiercc::plans {

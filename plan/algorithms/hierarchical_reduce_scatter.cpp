@@ -9,7 +9,6 @@
 // Each domain sends only partials of remote blocks: (D-1)/D x S per domain, the bound. Inside
 // one domain each rank reduces its own block, straight from its peers' send buffers on a direct
 // path.
-#include "plan/algorithms/algorithms.hpp"
 #include "plan/build.hpp"
 
 namespace tiercc::plans {
@@ -37,7 +36,6 @@ void hierarchicalReduceScatter(Plan& plan, const Request& req, const Shape& s) {
   Step& reduce =
       addStep(plan, StepKind::DomainReduce, Group::Domain, "each rail's blocks reduced over its domain", Pieces::Blocks,
               direct ? Buffer::PeerSend : Buffer::Window, across ? Buffer::Accumulate : Buffer::Recv);
-  reduce.reduces = true;
   reduce.finalizes = !across;
   reduce.latencySteps = direct ? 0 : F;  // direct: the send buffers are ready since Agree
   reduce.busiestBytes = double((kmax - 1) * handled * B);
@@ -50,7 +48,7 @@ void hierarchicalReduceScatter(Plan& plan, const Request& req, const Shape& s) {
   if (across) {  // into the owner's receive buffer; for owners beyond the rails, the holder's window
     Step& rail = addStep(plan, StepKind::RailReduce, Group::Rail, "partials of remote blocks to their domains",
                          Pieces::Blocks, Buffer::Accumulate, Buffer::Recv);
-    rail.reduces = rail.finalizes = true;
+    rail.finalizes = true;
     rail.latencySteps = F;
     rail.busiestBytes = double((handled - 1) * B);
     rail.scaleOutBytes = (D - 1) * N * B;

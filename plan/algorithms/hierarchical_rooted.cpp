@@ -7,7 +7,6 @@
 // root copies the slices. Each non-root domain receives (or sends) the data once: the bound.
 // Inside one domain a direct broadcast copies the root's send buffer, and a direct reduce (zero
 // copy) reduces each slice straight into the root's receive buffer.
-#include "plan/algorithms/algorithms.hpp"
 #include "plan/build.hpp"
 
 namespace tiercc::plans {
@@ -72,7 +71,6 @@ void hierarchicalReduce(Plan& plan, const Request& req, const Shape& s) {
                          across   ? Buffer::Accumulate
                          : direct ? Buffer::PeerRecv
                                   : Buffer::Recv);  // the root's part
-  reduce.reduces = true;
   reduce.finalizes = !across;
   reduce.latencySteps = direct ? 0 : F;  // direct: the send buffers are ready since Agree
   reduce.busiestBytes = double(kmax - 1) * S / R;
@@ -81,7 +79,7 @@ void hierarchicalReduce(Plan& plan, const Request& req, const Shape& s) {
   if (across) {  // into the root's slice; the others into their holder's window
     Step& rail = addStep(plan, StepKind::RailReduce, Group::Rail, "each rail sends its partial to the root's domain",
                          Pieces::Vector, Buffer::Accumulate, Buffer::Recv);
-    rail.reduces = rail.finalizes = true;
+    rail.finalizes = true;
     rail.latencySteps = F;
     rail.busiestBytes = (D - 1) * sumOverFragments(plan, [&](std::size_t n) { return ceilDiv(n, R) * es; });
     rail.scaleOutBytes = (D - 1) * S;

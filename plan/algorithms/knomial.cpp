@@ -5,7 +5,6 @@
 #include "plan/pattern/knomial.hpp"
 
 #include "core/errors.hpp"
-#include "plan/algorithms/algorithms.hpp"
 #include "plan/build.hpp"
 
 namespace tiercc::plans {
@@ -20,7 +19,7 @@ void knomial(Plan& plan, const Request& req, const Shape& s, bool reduce) {
   Step& st =
       addFlatStep(plan, reduce ? StepKind::KnomialReduce : StepKind::KnomialBroadcast,
                   (reduce ? "k-nomial reduce, radix " : "k-nomial broadcast, radix ") + std::to_string(req.radix));
-  st.reduces = st.finalizes = reduce;
+  st.finalizes = reduce;
   st.param = req.radix;
   for (int i = 0; i < p; ++i)
     if (i != req.root) addTransfer(st, s, reduce ? i : tree.parent(i), reduce ? tree.parent(i) : i, plan.count * es);

@@ -4,7 +4,6 @@
 // rail peers and reduces the D results in domain order. Each rail carries the whole message, k
 // times the bound in all: the right trade only for small messages, and the statistics say so.
 #include "core/errors.hpp"
-#include "plan/algorithms/algorithms.hpp"
 #include "plan/build.hpp"
 
 namespace tiercc::plans {
@@ -25,7 +24,6 @@ void oneShot(Plan& plan, const Request& req, const Shape& s) {
   plan.rounds = Rounds::InStep;
   Step& reduce = addStep(plan, StepKind::OneShot, Group::Domain, "every rank reduces its whole domain", Pieces::Whole,
                          Buffer::Send, D > 1 ? Buffer::Receive : Buffer::Recv);
-  reduce.reduces = true;
   reduce.finalizes = D == 1;
   reduce.latencySteps = 1;
   reduce.busiestBytes = double((k - 1) * S);
@@ -41,7 +39,7 @@ void oneShot(Plan& plan, const Request& req, const Shape& s) {
   describeExchange(rail, Exchange::Rail, double(S));
   Step& local = addStep(plan, StepKind::LocalReduce, Group::Self, "the domains' results in domain order", Pieces::Whole,
                         Buffer::Receive, Buffer::Recv);
-  local.reduces = local.finalizes = true;
+  local.finalizes = true;
 }
 
 }  // namespace tiercc::plans

@@ -2,7 +2,6 @@
 // reduce-scatter, allgather, and allreduce as the two in a row. p - 1 rounds per phase and
 // fragment; each rank sends (p-1)/p of the data per phase, whatever p is. Most of it crosses
 // the slow tier when domains are contiguous: the baseline the hierarchical plans beat.
-#include "plan/algorithms/algorithms.hpp"
 #include "plan/build.hpp"
 
 namespace tiercc::plans {
@@ -37,10 +36,9 @@ void ringAllreduce(Plan& plan, const Request& req, const Shape& s) {
   cutFragments(plan, flatScratchElements(req, s, false) * p, 1);
   ringStep(plan, s, StepKind::RingReduceScatter, "ring reduce-scatter over all ranks", [&](int r, std::size_t n) {
     return (n - partSize(n, p, r)) * es;
-  }).reduces = true;
+  }).finalizes = true;
   ringStep(plan, s, StepKind::RingAllgather, "ring allgather over all ranks",
            [&](int r, std::size_t n) { return (n - partSize(n, p, (r + 1) % p)) * es; });
-  plan.steps[0].finalizes = true;
 }
 
 // Reduce-scatter: each round passes on a partial of one block's fragment.
@@ -49,7 +47,7 @@ void ringReduceScatter(Plan& plan, const Request& req, const Shape& s) {
   cutFragments(plan, flatScratchElements(req, s, true), 1);
   Step& st = ringStep(plan, s, StepKind::RingReduceScatter, "ring reduce-scatter over all ranks",
                       [&](int, std::size_t n) { return (p - 1) * n * es; });
-  st.reduces = st.finalizes = true;
+  st.finalizes = true;
 }
 
 // Allgather: whole blocks straight into the output; no scratch, one fragment.

@@ -13,6 +13,8 @@
 // p - 1, for p/2 log p blocks instead of p - 1 (small messages only).
 #pragma once
 
+#include <algorithm>
+
 #include "plan/pattern/pattern.hpp"
 
 namespace tiercc::pattern {
@@ -27,15 +29,30 @@ struct BruckAllgatherStep {
   int firstReceived = 0;  ///< blocks firstReceived .. + count - 1 (mod p) come in
   int count = 0;          ///< min(2^k, p - 2^k)
 };
-BruckAllgatherStep bruckAllgatherStep(int p, int i, int step);
+inline BruckAllgatherStep bruckAllgatherStep(int p, int i, int step) {
+  const long long d = 1LL << step;
+  return {.sendTo = wrap(i - d, p),
+          .recvFrom = wrap(i + d, p),
+          .firstSent = i,
+          .firstReceived = wrap(i + d, p),
+          .count = static_cast<int>(std::min<long long>(d, p - d))};
+}
 
 /// All-to-all step k: rank i sends to i + 2^k and receives from i - 2^k.
 inline int bruckAlltoallSendTo(int p, int i, int step) { return wrap(static_cast<long long>(i) + (1LL << step), p); }
 inline int bruckAlltoallRecvFrom(int p, int i, int step) { return wrap(static_cast<long long>(i) - (1LL << step), p); }
 /// Positions that move at step k: those in [0, p) with bit k set.
-int bruckAlltoallBlocks(int p, int step);
+inline int bruckAlltoallBlocks(int p, int step) {
+  // In every period of 2^(k+1) positions the upper 2^k have bit k set.
+  const long long d = 1LL << step, period = 2 * d;
+  return static_cast<int>(p / period * d + std::max<long long>(0, p % period - d));
+}
 /// The largest bruckAlltoallBlocks over all steps (what one step's scratch must hold).
-int bruckAlltoallMaxBlocks(int p);
+inline int bruckAlltoallMaxBlocks(int p) {
+  int most = 0;
+  for (int k = 0; k < bruckSteps(p); ++k) most = std::max(most, bruckAlltoallBlocks(p, k));
+  return most;
+}
 /// First position that moves at step k (2^k; >= p means none), and the next after j.
 inline int bruckAlltoallFirst(int step) { return 1 << step; }
 inline int bruckAlltoallNext(int j, int step) { return (j + 1) | (1 << step); }

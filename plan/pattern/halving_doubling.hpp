@@ -4,7 +4,7 @@
 // Folding: with p2 the largest power of two <= p and r = p - p2, the even ranks below 2r fold:
 // they send their vector to their odd neighbour (i + 1), sit out the butterfly, and get the
 // result back at the end. The p2 remaining ranks have virtual ranks v: rank 2v + 1 for v < r,
-// v + r beyond (the mapping plan/plan_allreduce.cpp prices).
+// v + r beyond (the mapping plan/algorithms/butterfly.cpp prices and exec/butterfly_steps.cpp runs).
 //
 // Butterfly step s (0 .. log2 p2 - 1) pairs v with v XOR 2^s: distance 1 first, so the largest
 // exchanges of the halving stay between neighbours (often in one domain). The vector is split
@@ -12,6 +12,8 @@
 // had, and after the last step v owns the single block bitReverse(v). The doubling allgather
 // undoes the steps in reverse order. Every query is O(log p), with no allocation.
 #pragma once
+
+#include "plan/pattern/pattern.hpp"
 
 namespace tiercc::pattern {
 
@@ -25,9 +27,8 @@ struct BlockRange {
 
 class Butterfly {
  public:
-  explicit Butterfly(int p);
+  explicit Butterfly(int p) : p2_(floorPow2(p)), extra_(p - p2_), steps_(ceilLog2(p2_)) {}
 
-  int size() const { return p_; }
   /// Ranks in the butterfly: the largest power of two <= p.
   int participants() const { return p2_; }
   /// Ranks that fold: p - participants().
@@ -47,17 +48,29 @@ class Butterfly {
   int peer(int v, int step) const { return v ^ (1 << step); }
 
   /// Halving: the blocks v holds before step s (all p2 blocks before step 0).
-  BlockRange heldBefore(int v, int step) const;
-  /// Halving: the blocks v keeps (and reduces) at step s; what its peer sends it.
-  BlockRange kept(int v, int step) const;
+  BlockRange heldBefore(int v, int step) const {
+    // Each earlier step s halves the range, keeping the upper half when bit s of v is set.
+    BlockRange r{0, p2_};
+    for (int s = 0; s < step; ++s) {
+      const int half = r.size() / 2;
+      if (v & (1 << s))
+        r.begin += half;
+      else
+        r.end -= half;
+    }
+    return r;
+  }
+  /// Halving: the blocks v keeps (and reduces) at step s, which it holds before step s + 1;
+  /// what its peer sends it.
+  BlockRange kept(int v, int step) const { return heldBefore(v, step + 1); }
   /// Halving: the blocks v sends at step s (the half of heldBefore it does not keep), which
   /// is kept(peer(v, s), s).
-  BlockRange sent(int v, int step) const;
-  /// The block v owns after the halving: bitReverse(v) over steps() bits.
-  int ownedBlock(int v) const;
+  BlockRange sent(int v, int step) const { return kept(peer(v, step), step); }
+  /// The block v owns after the halving, bitReverse(v) over steps() bits: all it holds at the end.
+  int ownedBlock(int v) const { return heldBefore(v, steps_).begin; }
 
  private:
-  int p_, p2_, extra_, steps_;
+  int p2_, extra_, steps_;
 };
 
 }  // namespace tiercc::pattern

@@ -10,34 +10,64 @@
 
 #include <array>
 
+#include "plan/pattern/pattern.hpp"
+
 namespace tiercc::pattern {
 
 class KnomialTree {
  public:
-  KnomialTree(int p, int root, int radix);
+  KnomialTree(int p, int root, int radix) : p_(p), root_(root), radix_(radix) {
+    pow_[0] = 1;
+    while (pow_[levels_] < p_) {
+      pow_[levels_ + 1] = pow_[levels_] * radix_;
+      ++levels_;
+    }
+  }
 
-  int size() const { return p_; }
-  int root() const { return root_; }
-  int radix() const { return radix_; }
   /// Rounds of a broadcast or reduce: ceil(log_radix p); 0 for p == 1.
   int levels() const { return levels_; }
-  /// radix^level, for level <= levels().
-  long long distance(int level) const { return pow_[level]; }
 
   /// (i - root) mod p.
-  int relative(int i) const;
+  int relative(int i) const { return wrap(static_cast<long long>(i) - root_, p_); }
   /// The rank with relative rank rel.
-  int absolute(int rel) const;
+  int absolute(int rel) const { return wrap(static_cast<long long>(rel) + root_, p_); }
   /// The level at which rank i receives from its parent; levels() for the root.
-  int level(int i) const;
+  int level(int i) const {
+    int rel = relative(i);
+    if (rel == 0) return levels_;
+    int l = 0;
+    while (rel % radix_ == 0) {
+      rel /= radix_;
+      ++l;
+    }
+    return l;
+  }
   /// Parent of rank i; -1 for the root.
-  int parent(int i) const;
-  /// Child of rank i at `level` (< level(i)) with digit c in [1, radix), or -1 past p.
-  int child(int i, int level, int digit) const;
+  int parent(int i) const {
+    const int rel = relative(i);
+    if (rel == 0) return -1;
+    const long long d = pow_[level(i)];
+    return absolute(static_cast<int>(rel - (rel / d) % radix_ * d));
+  }
+  /// Child of rank i at level `lvl` (< level(i)) with digit c in [1, radix), or -1 past p.
+  int child(int i, int lvl, int digit) const {
+    const long long rel = relative(i) + digit * pow_[lvl];
+    return rel < p_ ? absolute(static_cast<int>(rel)) : -1;
+  }
   /// Number of children of rank i.
-  int numChildren(int i) const;
+  int numChildren(int i) const {
+    int n = 0;
+    for (int l = 0; l < level(i); ++l)
+      for (int c = 1; c < radix_; ++c)
+        if (child(i, l, c) >= 0) ++n;
+    return n;
+  }
   /// Edges from the root to rank i: the non-zero base-radix digits of its relative rank.
-  int depth(int i) const;
+  int depth(int i) const {
+    int n = 0;
+    for (int rel = relative(i); rel > 0; rel /= radix_) n += rel % radix_ != 0;
+    return n;
+  }
 
  private:
   int p_, root_, radix_, levels_ = 0;

@@ -27,19 +27,16 @@ constexpr int floorPow2(int p) {
   return v;
 }
 
-/// [begin, end) of part `i` when n items are split into `parts` nearly equal parts.
-constexpr std::pair<std::size_t, std::size_t> partition(std::size_t n, std::size_t parts, std::size_t i) {
-  const std::size_t base = n / parts, extra = n % parts;
-  const std::size_t begin = i * base + (i < extra ? i : extra);
-  return {begin, begin + base + (i < extra ? 1 : 0)};
-}
-
 /// First element of part `b` when n elements are split into `parts` nearly equal parts, the
-/// first n % parts of them one larger (partition's split).
-/// b == parts gives n, so part b is [blockBegin(b), blockBegin(b + 1)).
+/// first n % parts of them one larger. b == parts gives n.
 constexpr std::size_t blockBegin(std::size_t n, std::size_t parts, std::size_t b) {
   const std::size_t base = n / parts, extra = n % parts;
   return b * base + (b < extra ? b : extra);
+}
+
+/// [begin, end) of part `i` of that split: [blockBegin(i), blockBegin(i + 1)).
+constexpr std::pair<std::size_t, std::size_t> partition(std::size_t n, std::size_t parts, std::size_t i) {
+  return {blockBegin(n, parts, i), blockBegin(n, parts, i + 1)};
 }
 
 }  // namespace tiercc::pattern

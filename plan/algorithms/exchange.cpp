@@ -2,8 +2,15 @@
 // block with one peer (symmetric pairs, any p), so every byte crosses once: the bandwidth choice
 // for large blocks, and the only choice for ragged (v) sizes. Blocks travel in pieces of one
 // receive scratch inside their round.
-#include "plan/algorithms/algorithms.hpp"
+//
+// Dissemination barrier: in round k every rank signals the rank 2^k after it and waits for the
+// rank 2^k before it, with empty messages. After ceil(log2 p) rounds every rank has heard,
+// directly or not, from every other.
+//
+// Send and receive: one message between two ranks over the transport, on the scale-up tier when
+// they share a domain. The sender counts it (Request::root is this rank, Request::peer the other).
 #include "plan/build.hpp"
+#include "plan/pattern/bruck.hpp"
 
 namespace tiercc::plans {
 namespace {
@@ -50,6 +57,26 @@ void pairwiseAlltoallv(Plan& plan, const Request& req, const Shape& s) {
     st.busiestBytes = double(req.totalBytes) / N;
   }
   describeExchange(st, Exchange::All, double(st.scaleUpBytes + st.scaleOutBytes) / double(N * (N - 1)));
+}
+
+void disseminationBarrier(Plan& plan, const Request&, const Shape& s) {
+  const int p = s.size();
+  cutFragments(plan, 1, 1);
+  Step& st = addFlatStep(plan, StepKind::Dissemination, "dissemination, empty messages");
+  st.latencySteps = pattern::bruckSteps(p);
+  for (int k = 0; k < pattern::bruckSteps(p); ++k)
+    for (int r = 0; r < p; ++r) addTransfer(st, s, r, pattern::disseminationSendTo(p, r, k), 0);
+}
+
+void pointToPoint(Plan& plan, const Request& req, const Shape& s) {
+  const bool send = req.coll == Collective::Send;
+  oneFragment(plan);  // an empty message travels too
+  Step& st = addFlatStep(plan, send ? StepKind::Send : StepKind::Recv,
+                         send ? "to rank " + std::to_string(req.peer) : "from rank " + std::to_string(req.peer));
+  st.group = Group::Pair;
+  addTransfer(st, s, req.root, req.peer, send ? plan.count * dataTypeSize(req.dt) : 0);
+  st.latencySteps = 1;
+  st.busiestBytes = double(plan.count * dataTypeSize(req.dt));
 }
 
 }  // namespace tiercc::plans
