@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "plan/pattern/pattern.hpp"
 #include "plan/plan.hpp"
@@ -53,6 +54,15 @@ inline std::size_t partSize(std::size_t n, std::size_t parts, std::size_t i) {
 /// Local ranks l < k with l % rails == rail: the ranks of a domain of k that rail `rail` serves.
 inline std::size_t railServes(int k, int rail, int rails) {
   return rail < k ? static_cast<std::size_t>((k - rail + rails - 1) / rails) : 0;
+}
+
+/// For each rail j, the ranks it serves in all domains together: the sum of railServes.
+inline std::vector<std::size_t> railTotals(const Shape& s) {
+  const int rails = s.minDomainSize();
+  std::vector<std::size_t> totals(static_cast<std::size_t>(rails), 0);
+  for (int k : s.domainSizes)
+    for (int j = 0; j < rails; ++j) totals[j] += railServes(k, j, rails);
+  return totals;
 }
 
 /// Appends a step that comes after the previous one (Step::after), on the plan's path. Along

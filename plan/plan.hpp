@@ -47,6 +47,7 @@ struct Request {
   int peer = 0;                        ///< send, recv
   int radix = 2;                       ///< k-nomial trees
   std::size_t windowBytes = 4u << 20;  ///< the scale-up staging window (the scratch is sized from it)
+  std::size_t railMessageBytes = 0;    ///< the transport's preferred largest rail message (0: any)
   std::size_t totalBytes = 0;          ///< alltoallv: bytes the collective moves in all, every rank
   /// alltoallv, optional: bytes from rank i to rank j at [i * size + j]. With it the plan's byte
   /// counts are exact; without, they are priced from totalBytes spread evenly.

@@ -58,6 +58,7 @@ Request Communicator::Impl::requestFor(const CallArgs& a) const {
   req.peer = a.peer;
   req.radix = knomialRadix_;
   req.windowBytes = windowBytes_;
+  req.railMessageBytes = railMessageBytes_;
   switch (a.coll) {
     case Collective::AllToAllv:
       // Every rank must be asked the same: the job's shape, not the counts, which differ per rank.

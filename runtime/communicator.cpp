@@ -188,6 +188,8 @@ void Communicator::Impl::initTiers() {
   view.forced = pathOverride_;
   selector_ = std::make_unique<Selector>(shapeOf(topo_), tierModel_, algoOverrides_, oneShotLimitBytes_, view);
   windowBytes_ = domain_->windowBytes();
+  // The same on every rank: the settings check made them choose the same transport.
+  railMessageBytes_ = transport_ ? transport_->preferredMessageBytes() : 0;
   symmetric_ = domain_->symmetric();
   scratch_.accumulate.resize(accumulateBytes(shm.windowBytes));
   scratch_.receive.resize(receiveBytes(shm.windowBytes, topo_.numDomains()));

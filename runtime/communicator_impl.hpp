@@ -100,6 +100,7 @@ class Communicator::Impl {
   std::size_t oneShotLimitBytes_ = 0;                      // TIERCC_ALLREDUCE_ONESHOT_BYTES
   int knomialRadix_ = 2;                                   // TIERCC_KNOMIAL_RADIX
   std::size_t windowBytes_ = 0;                            // the domain's (what plans are cut to)
+  std::size_t railMessageBytes_ = 0;                       // the transport's preference (Request)
   const SymmetricMemory* symmetric_ = nullptr;             // the domain's symmetric heap, if it has one
   AlgoOverrides algoOverrides_;                            // TIERCC_ALGO
   std::optional<Path> pathOverride_;                       // TIERCC_PATH

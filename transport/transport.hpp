@@ -55,6 +55,8 @@ class Transport {
  public:
   virtual ~Transport() = default;
   virtual const char* name() const = 0;
+  /// The largest message worth sending when several share a link at once (0: no preference).
+  virtual std::size_t preferredMessageBytes() const { return 0; }
 
   /// Queues a send of op.len bytes to op.peer; completes in order with other sends to that peer.
   virtual void isend(TransferOp& op) = 0;

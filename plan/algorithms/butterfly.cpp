@@ -19,8 +19,9 @@ void exchangeStep(Plan& plan, const Shape& s, const pattern::Butterfly& bf, Step
   forEachFragmentSize(plan, [&](std::size_t n, std::uint64_t times) {
     std::uint64_t most = 0;
     for (int v = 0; v < bf.participants(); ++v) {
-      addTransfer(st, s, bf.realRank(v), bf.realRank(v ^ mask), times * bytes(v, n));
-      most = std::max<std::uint64_t>(most, bytes(v, n));
+      const std::uint64_t sent = bytes(v, n);
+      addTransfer(st, s, bf.realRank(v), bf.realRank(v ^ mask), times * sent);
+      most = std::max(most, sent);
     }
     st.busiestBytes += double(times * most);
   });

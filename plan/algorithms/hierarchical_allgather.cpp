@@ -10,29 +10,24 @@
 // blocks straight from their send buffers.
 //
 // Across domains a rail message (the blocks a rail member serves, one chunk each) is kept to
-// 256 KiB: with two fragments on the wire at once, larger ones only queue more data on the link
-// ahead of the other direction's traffic. On bench/two-tier-net-bench.sh's 1 Gbit/s TCP rails,
-// 16 MiB went from 88% of the bound with 1 MiB messages to 95% (docs/performance.md).
+// the transport's preferred size (Request::railMessageBytes; TCP's 256 KiB): with two fragments
+// on the wire at once, larger ones only queue more data ahead of the other direction's traffic.
 #include "plan/build.hpp"
 
 namespace tiercc::plans {
-constexpr std::size_t kRailMessageBytes = 256 << 10;
 
 void hierarchicalAllgather(Plan& plan, const Request& req, const Shape& s) {
   const std::size_t es = dataTypeSize(req.dt), N = s.size();
   const int D = s.numDomains(), R = s.minDomainSize(), kmax = s.maxDomainSize();
   const bool direct = plan.path != Path::Staged;
+  const std::vector<std::size_t> served = railTotals(s);
   std::size_t arrivals = 0;  // the most blocks any rail member receives from other domains
   for (int d = 0; d < D; ++d)
-    for (int j = 0; j < R; ++j) {
-      std::size_t n = 0;
-      for (int e = 0; e < D; ++e)
-        if (e != d) n += railServes(s.domainSizes[e], j, R);
-      arrivals = std::max(arrivals, n);
-    }
+    for (int j = 0; j < R; ++j) arrivals = std::max(arrivals, served[j] - railServes(s.domainSizes[d], j, R));
   const std::uint64_t B = plan.count * es;
   std::size_t capacity = direct ? plan.count : req.windowBytes / domainSlots(s) / es / (1 + arrivals);
-  if (D > 1) capacity = std::min(capacity, std::max<std::size_t>(1, kRailMessageBytes / es / ceilDiv(kmax, R)));
+  if (D > 1 && req.railMessageBytes)
+    capacity = std::min(capacity, std::max<std::size_t>(1, req.railMessageBytes / es / ceilDiv(kmax, R)));
   beginDomainPlan(plan, s, capacity, kNeedSend, Pieces::Blocks, double(B));
   const double F = plan.fragments;
   if (D > 1) {

@@ -19,17 +19,13 @@ void hierarchicalAlltoall(Plan& plan, const Request& req, const Shape& s) {
   const int D = s.numDomains(), R = s.minDomainSize(), kmax = s.maxDomainSize();
   const bool direct = plan.path != Path::Staged;
   const std::uint32_t slots = domainSlots(s);
+  const std::vector<std::size_t> served = railTotals(s);
   std::size_t arrivals = 0, packed = 0;  // the most blocks any rail member receives, and sends
   for (int d = 0; d < D; ++d)
     for (int j = 0; j < R; ++j) {
-      std::size_t in = 0, out = 0;
-      for (int e = 0; e < D; ++e) {
-        if (e == d) continue;
-        in += static_cast<std::size_t>(s.domainSizes[e]) * railServes(s.domainSizes[d], j, R);
-        out += static_cast<std::size_t>(s.domainSizes[d]) * railServes(s.domainSizes[e], j, R);
-      }
-      arrivals = std::max(arrivals, in);
-      packed = std::max(packed, out);
+      const std::size_t k = s.domainSizes[d], mine = railServes(s.domainSizes[d], j, R);
+      arrivals = std::max(arrivals, mine * (N - k));      // from every rank outside, for the ranks it serves
+      packed = std::max(packed, k * (served[j] - mine));  // from every rank inside, for those it serves outside
     }
   std::size_t capacity = direct ? plan.count : req.windowBytes / slots / es / (N + arrivals);
   if (packed) capacity = std::min(capacity, accumulateBytes(req.windowBytes) / slots / es / packed);

@@ -15,8 +15,9 @@ Step& ringStep(Plan& plan, const Shape& s, StepKind kind, const char* what, Byte
   forEachFragmentSize(plan, [&](std::size_t n, std::uint64_t times) {
     std::uint64_t most = 0;
     for (int r = 0; r < p; ++r) {
-      addTransfer(st, s, r, (r + 1) % p, times * bytes(r, n));
-      most = std::max<std::uint64_t>(most, bytes(r, n));
+      const std::uint64_t sent = bytes(r, n);
+      addTransfer(st, s, r, (r + 1) % p, times * sent);
+      most = std::max(most, sent);
     }
     st.busiestBytes += double(times * most);
   });

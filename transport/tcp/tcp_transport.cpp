@@ -109,6 +109,9 @@ class TcpTransport final : public Transport, private tcpnet::RegionTable {
   ~TcpTransport() override;
 
   const char* name() const override { return "tcp"; }
+  // Two fragments' messages on one rail: larger ones queue ahead of the other direction's
+  // acknowledgements (bench/two-tier-net-bench.sh, docs/performance.md).
+  std::size_t preferredMessageBytes() const override { return 256 << 10; }
   void isend(TransferOp& op) override;
   void irecv(TransferOp& op) override;
   std::shared_ptr<MemoryRegion> registerMemory(void* buf, std::size_t len) override;
