@@ -89,8 +89,15 @@ for layout in "${layout_list[@]}"; do
   for coll in "${coll_list[@]}"; do
     now="" before=""
     for ((r = 1; r <= repeat; r++)); do
-      now=$(fastest "$now" "$(measure "$build" "$coll")")
-      if [[ -n $previous ]]; then before=$(fastest "$before" "$(measure "$previous" "$coll")"); fi
+      # Each measure on its own line: a failed launch then stops the script (set -e).
+      run=$(measure "$build" "$coll")
+      [[ -n $run ]] || { echo "$coll: no results from $build" >&2; exit 1; }
+      now=$(fastest "$now" "$run")
+      if [[ -n $previous ]]; then
+        run=$(measure "$previous" "$coll")
+        [[ -n $run ]] || { echo "$coll: no results from $previous" >&2; exit 1; }
+        before=$(fastest "$before" "$run")
+      fi
     done
     echo
     echo "### $coll"

@@ -97,6 +97,7 @@ struct Plan {
   std::uint32_t slots = 1;        ///< fragments in flight, each in its 1/slots of window and scratch
   Rounds rounds = Rounds::None;
   std::uint32_t directNeeds = 0;  ///< DirectNeeds, for a ZeroCopy or CrossMemory plan
+  double predictedSeconds = 0;    ///< the selector's price of it (0: not priced)
   std::vector<Step> steps;
   /// [first, end) of the steps run once per fragment; the others (Step::perCall) run once
   /// before (those below first) or after.

@@ -112,7 +112,7 @@ Choice Selector::build(const Request& req, bool symmetricLive) const {
   Choice choice;
   choice.algorithm = decide(req);
   Plan staged = buildPlan(choice.algorithm, req, shape_);
-  const double stagedSeconds = price(staged, model_).seconds;
+  const double stagedSeconds = staged.predictedSeconds = price(staged, model_).seconds;
   // Paths beyond staging, each only where it is cheaper, or forced (TIERCC_PATH).
   const std::pair<Path, bool> candidates[] = {{Path::ZeroCopy, symmetricLive}, {Path::CrossMemory, view_.crossMemory}};
   for (auto [path, possible] : candidates) {
@@ -120,7 +120,7 @@ Choice Selector::build(const Request& req, bool symmetricLive) const {
         !supportsPath(choice.algorithm, req, shape_, path, view_.domainSize))
       continue;
     Plan plan = buildPlan(choice.algorithm, req, shape_, path);
-    const double seconds = price(plan, model_).seconds;
+    const double seconds = plan.predictedSeconds = price(plan, model_).seconds;
     TIERCC_LOG(Trace, Tune) << toString(req.coll) << " " << plan.bytes << " B, " << toString(path) << ": "
                             << seconds * 1e6 << "us against " << stagedSeconds * 1e6 << "us staged";
     if (plan.unfit.empty() && (view_.forced || seconds < stagedSeconds)) choice.plans.push_back(std::move(plan));

@@ -38,9 +38,10 @@ struct RankView {
   std::optional<Path> forced;
 };
 
-/// A call's plans: the same algorithm on each path this domain may take, cheapest path first
-/// and staged last. With more than one, the executor's Agree step finds the first that every
-/// rank of the domain can take with the buffers it was given.
+/// A call's plans: the same algorithm on each path this domain may take where it is priced below
+/// staging (zero copy, then cross-memory attach), and staged last. With more than one, the
+/// executor's Agree step finds the first that every rank of the domain can take with the buffers
+/// it was given.
 struct Choice {
   Algorithm algorithm = Algorithm::Hierarchical;
   std::vector<Plan> plans;
@@ -53,6 +54,8 @@ struct Choice {
 class Selector {
  public:
   Selector(Shape shape, TierModel model, AlgoOverrides overrides, std::size_t oneShotLimitBytes, RankView view = {});
+  Selector(const Selector&) = delete;  // recent_ points into cache_
+  Selector& operator=(const Selector&) = delete;
 
   const Shape& shape() const { return shape_; }
   const TierModel& model() const { return model_; }

@@ -48,6 +48,7 @@ enum class StepKind : std::uint8_t {
   Recv
 };
 inline constexpr int kNumStepKinds = 28;
+static_assert(kNumStepKinds == static_cast<int>(StepKind::Recv) + 1, "the tables of step kinds are sized by this");
 /// "stage", "domain-reduce", ... (static storage).
 const char* toString(StepKind k);
 

@@ -330,5 +330,35 @@ TEST(Planner, HierarchicalAllreduceSpreadsOverRails) {
   EXPECT_TRUE(result.ok()) << result.report();
 }
 
+// Step times: a call the cost model prices at 20 us or more is timed step by step every time; a
+// shorter one every eighth call (its seconds are 0 otherwise), so exactly 2 of 16 in a row.
+TEST(StepTimes, EveryLongCallAndOneShortCallInEight) {
+  JobOptions jo;
+  jo.env = {{"TIERCC_TIMEOUT", "60s"}};
+  JobResult result = runRanks(
+      2,
+      [](int rank, const std::string& store) {
+        Communicator c(store, 2, rank);
+        auto seconds = [&] {
+          double sum = 0;
+          for (const StepStats& st : c.stats().lastSteps) sum += st.seconds;
+          return sum;
+        };
+        std::vector<float> in(1 << 20, 1.0f), out(in.size());
+        for (int i = 0; i < 3; ++i) {
+          c.allreduce(in.data(), out.data(), in.size(), DataType::F32, ReduceOp::Sum);
+          TIERCC_CHECK(seconds() > 0, "a 4 MiB allreduce recorded no step time");
+        }
+        int timed = 0;
+        for (int i = 0; i < 16; ++i) {
+          c.allreduce(in.data(), out.data(), 2, DataType::F32, ReduceOp::Sum);
+          timed += seconds() > 0;
+        }
+        TIERCC_CHECK(timed == 2, timed << " of 16 consecutive 8 B allreduces were timed, not 2");
+      },
+      jo);
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
 }  // namespace
 }  // namespace tiercc::test

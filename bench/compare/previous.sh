@@ -25,7 +25,7 @@ while (($#)); do
   esac
   shift
 done
-[[ -n $previous && ${#cases[@]} -gt 0 ]] || { sed -n '9,12s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+[[ -n $previous && ${#cases[@]} -gt 0 ]] || { sed -n '8,11s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 [[ $rounds =~ ^[1-9][0-9]*$ && $ranks =~ ^[1-9][0-9]*$ ]] || { echo "--rounds and -n take positive numbers" >&2; exit 2; }
 for dir in "$build" "$previous"; do
   [[ -x $dir/bin/tiercc-perf && -x $dir/bin/tiercc-run ]] || { echo "no bin/tiercc-perf, bin/tiercc-run in $dir" >&2; exit 2; }
@@ -45,7 +45,7 @@ launch() { # dir coll bytes iters sym
   [[ $5 == sym ]] && symmetric=(--symmetric)
   timeout 300 "$1/bin/tiercc-run" -n "$ranks" "$1/bin/tiercc-perf" --coll "$2" -b "$3" -e "$3" -n "$4" \
     -w $(($4 / 20 + 1)) -c 0 --json "$json" "${symmetric[@]}" >/dev/null 2>&1 || { rm -f "$json"; echo nan; return; }
-  grep -o '"oop_time_us":[0-9.e+-]*' "$json" | head -1 | cut -d: -f2
+  { grep -o '"oop_time_us":[0-9.e+-]*' "$json" || true; } | head -1 | cut -d: -f2
   rm -f "$json"
 }
 
@@ -63,13 +63,23 @@ for spec in "${cases[@]}"; do
     now+=("$(launch "$build" "$coll" "$bytes" "$iters" "$sym")")
     before+=("$(launch "$previous" "$coll" "$bytes" "$iters" "$sym")")
   done
-  printf '%s\n' "${now[@]}" | sort -g >/tmp/previous.now.$$
-  printf '%s\n' "${before[@]}" | sort -g >/tmp/previous.before.$$
-  paste /tmp/previous.now.$$ /tmp/previous.before.$$ | awk -v name="$coll $size${sym:+ $sym}" '
-    { a[NR] = $1; b[NR] = $2 }
+  # Failed launches (no number) are left out and counted.
+  printf '%s\n' "${now[@]}" | grep -E '^[0-9.]+([eE][-+]?[0-9]+)?$' | sort -g >/tmp/previous.now.$$ || true
+  printf '%s\n' "${before[@]}" | grep -E '^[0-9.]+([eE][-+]?[0-9]+)?$' | sort -g >/tmp/previous.before.$$ || true
+  failed=$((2 * rounds - $(cat /tmp/previous.now.$$ /tmp/previous.before.$$ | wc -l)))
+  if [[ ! -s /tmp/previous.now.$$ || ! -s /tmp/previous.before.$$ ]]; then
+    echo "| $coll $size${sym:+ $sym} | every launch of one build failed | | | | | |"
+    rm -f /tmp/previous.now.$$ /tmp/previous.before.$$
+    continue
+  fi
+  ((failed == 0)) || echo "($coll $size${sym:+ $sym}: $failed launches failed, left out)" >&2
+  awk -v name="$coll $size${sym:+ $sym}" '
+    FNR == 1 { f++ }
+    f == 1 { a[++na] = $1 }
+    f == 2 { b[++nb] = $1 }
     END {
-      m = int((NR + 1) / 2)
-      printf "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", name, a[1], b[1], a[1] / b[1], a[m], b[m], a[m] / b[m]
-    }'
+      ma = int((na + 1) / 2); mb = int((nb + 1) / 2)
+      printf "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", name, a[1], b[1], a[1] / b[1], a[ma], b[mb], a[ma] / b[mb]
+    }' /tmp/previous.now.$$ /tmp/previous.before.$$
   rm -f /tmp/previous.now.$$ /tmp/previous.before.$$
 done

@@ -25,7 +25,8 @@ struct StepStats {
   const char* tier = "";  ///< "scale-up" or "scale-out": the tier that paces the step
   std::uint64_t scaleUpBytes = 0;   ///< bytes this rank moved inside its domain in the step
   std::uint64_t scaleOutBytes = 0;  ///< bytes this rank sent across domains in the step
-  double seconds = 0;               ///< time this rank spent in the step
+  double seconds = 0;               ///< time this rank spent in the step; 0 when the call was not
+                                    ///< timed (calls priced under 20 us are timed one in eight)
 };
 
 /// Bytes moved by this rank, split by tier, plus the slow-tier lower bound for the same work.
