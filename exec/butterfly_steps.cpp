@@ -66,7 +66,9 @@ void halvingReduce(Call& c, const Step& st, Fragment& f) {
   auto [keepAt, keepLen] = bytesOf(c, f.count, p2, bf.kept(v, s));
   c.exchange(f, 0, bf.realRank(pv), base + sendAt, sendLen, bf.realRank(pv), rx, keepLen);
   reduceOrdered(c, v, pv, base + keepAt, rx, keepLen / c.es);
-  auto [at, len] = bytesOf(c, f.count, p2, {bf.ownedBlock(v), bf.ownedBlock(v) + 1});
+  if (!st.finalizes) return;
+  const int owned = bf.ownedBlock(v);
+  auto [at, len] = bytesOf(c, f.count, p2, {owned, owned + 1});
   c.finishAvg(st, base + at, len / c.es);
 }
 
