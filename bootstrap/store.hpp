@@ -1,4 +1,4 @@
-// The bootstrap Store: a key/value rendezvous with blocking waits bounded by deadlines.
+// tiercc's own bootstrap Stores (the interface is public: tiercc/store.hpp).
 // Implementations: InProcessStore (threads of one process), TcpStore (client of TcpStoreServer),
 // PrefixStore (a namespace inside another store).
 #pragma once
@@ -9,37 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "core/deadline.hpp"
+#include "tiercc/deadline.hpp"
+#include "tiercc/store.hpp"
 
 namespace tiercc {
-
-using Bytes = std::vector<std::uint8_t>;
-
-class Store {
- public:
-  virtual ~Store() = default;
-  /// Stores value under key, replacing any previous value, and wakes its waiters.
-  virtual void set(const std::string& key, const Bytes& value) = 0;
-  /// Waits until key exists, then returns its value; Error{Timeout} naming the key at the deadline.
-  virtual Bytes get(const std::string& key, Deadline deadline) = 0;
-  /// Atomically adds delta to the integer stored at key (missing = 0) and returns the new value.
-  virtual std::int64_t add(const std::string& key, std::int64_t delta) = 0;
-  /// Waits until every key exists; Error{Timeout} naming the missing keys at the deadline.
-  virtual void wait(const std::vector<std::string>& keys, Deadline deadline) = 0;
-  /// True when every key exists, without waiting.
-  virtual bool check(const std::vector<std::string>& keys) = 0;
-  /// Removes key (no error if missing).
-  virtual void erase(const std::string& key) = 0;
-
-  // Convenience wrappers for text values.
-  void setString(const std::string& key, const std::string& value) {
-    set(key, Bytes(value.begin(), value.end()));
-  }
-  std::string getString(const std::string& key, Deadline deadline) {
-    Bytes b = get(key, deadline);
-    return std::string(b.begin(), b.end());
-  }
-};
 
 /// A view of `base` in which every key is prefixed with `prefix` (e.g. "comm3/").
 class PrefixStore final : public Store {

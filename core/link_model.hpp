@@ -8,7 +8,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/deadline.hpp"
+#include "tiercc/deadline.hpp"
 
 namespace tiercc {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/deadline.hpp"
+#include "tiercc/deadline.hpp"
 #include "core/link_model.hpp"
 #include "plan/plan.hpp"
 #include "plan/topology.hpp"

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "plan/cost_model.hpp"
-#include "core/deadline.hpp"
+#include "tiercc/deadline.hpp"
 
 namespace tiercc {
 

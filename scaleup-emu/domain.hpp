@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/deadline.hpp"
+#include "tiercc/deadline.hpp"
 
 namespace tiercc {
 

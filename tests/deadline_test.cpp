@@ -1,7 +1,7 @@
 // Deadlines: the precise and the coarse clock agree, to within a scheduler tick.
 #include <gtest/gtest.h>
 
-#include "core/deadline.hpp"
+#include "tiercc/deadline.hpp"
 
 namespace tiercc {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/deadline.hpp"
+#include "tiercc/deadline.hpp"
 #include "transport/transport.hpp"
 
 namespace tiercc {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/deadline.hpp"
+#include "tiercc/deadline.hpp"
 
 namespace tiercc {
 

@@ -10,11 +10,10 @@
 #include <vector>
 
 #include "tiercc/error.hpp"
+#include "tiercc/store.hpp"
 #include "tiercc/types.hpp"
 
 namespace tiercc {
-
-class Store;  // bootstrap key/value store (bootstrap/store.hpp)
 
 /// Makes an in-process Store, shared by Communicators created as threads of one process (tests).
 std::shared_ptr<Store> makeInProcessStore();

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/deadline.hpp"
+#include "tiercc/deadline.hpp"
 #include "tiercc/types.hpp"
 
 namespace tiercc {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/deadline.hpp"
+#include "tiercc/deadline.hpp"
 #include "scaleup-emu/shm/shm_segment.hpp"
 #include "scaleup-emu/symmetric_memory.hpp"
 

@@ -1,4 +1,5 @@
-// Deadline: an absolute point in time every blocking wait in tiercc is bounded by.
+// Deadline: an absolute point in time every blocking wait in tiercc is bounded by. Public: a
+// Store that a program implements (tiercc/store.hpp) takes its waits as Deadlines.
 #pragma once
 
 #include <time.h>
