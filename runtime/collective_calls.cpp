@@ -9,6 +9,7 @@
 #include "core/log.hpp"
 #include "exec/executor.hpp"
 #include "runtime/communicator_impl.hpp"
+#include "runtime/failure_verdict.hpp"
 
 namespace tiercc {
 namespace {
@@ -150,20 +151,38 @@ void Communicator::Impl::record(const CallStats& call) {
 // A failed collective leaves the tiers mid-protocol: the communicator stops (later calls get
 // the same error) and tells its peers, so that they fail now rather than at their deadline.
 void Communicator::Impl::failed(const Error& e) {
-  std::string reason = e.what();
+  // The first failure is the one to report; a rank that fails because a peer stopped reports
+  // the verdict of the rank that failed first (failure_verdict.hpp).
+  const bool first = !broken_.load(std::memory_order_acquire);
+  const Error stated = first ? withRootCause(e) : e;
+  std::string reason = stated.what();
   {
     std::lock_guard<std::mutex> lock(statsMutex_);
-    if (!brokenBy_) brokenBy_ = std::make_exception_ptr(e);
+    if (!brokenBy_) brokenBy_ = std::make_exception_ptr(stated);
     broken_.store(true, std::memory_order_release);
     try {
       std::rethrow_exception(brokenBy_);
-    } catch (const Error& first) {
-      reason = first.what();  // peers hear the root cause, not the wake-up it caused here
+    } catch (const Error& firstError) {
+      reason = firstError.what();  // peers hear the root cause, not the wake-up it caused here
     }
   }
   TIERCC_LOG(Warn, Coll) << reason;
   domain_->poison(reason);
   if (transport_) transport_->abort();
+}
+
+Error Communicator::Impl::withRootCause(const Error& local) const {
+  const ErrorCode code = local.code();
+  if (code != ErrorCode::PeerFailure && code != ErrorCode::TransportError && code != ErrorCode::Timeout) return local;
+  const std::string mine = concat("first seen by ", topo_.nameRank(topo_.rank()), ": ", local.what());
+  try {
+    const std::string verdict = agreeOnFailureVerdict(*store_, mine, Deadline::after(std::chrono::seconds(2)));
+    if (verdict == mine) return local;
+    return Error(code, concat(local.what(), " [root cause, ", verdict, "]"));
+  } catch (const std::exception& storeError) {
+    TIERCC_LOG(Warn, Coll) << "no failure verdict from the store (" << storeError.what() << ")";
+    return local;
+  }
 }
 
 // Point-to-point operations do not take a collective sequence number (only two ranks see

@@ -213,7 +213,8 @@ void Communicator::Impl::startFailureDetector() {
 }
 
 void Communicator::Impl::peerFailed(int rank, const std::string& why) {
-  Error e(ErrorCode::PeerFailure, concat(topo_.nameRank(rank), " ", why));
+  if (broken_.load(std::memory_order_acquire)) return;
+  const Error e = withRootCause(Error(ErrorCode::PeerFailure, concat(topo_.nameRank(rank), " ", why)));
   {
     std::lock_guard<std::mutex> lock(statsMutex_);
     if (brokenBy_) return;

@@ -83,6 +83,8 @@ class Communicator::Impl {
   void record(const CallStats& call);
   void writeStatsFile() const;
   void failed(const Error& e);
+  /// `local` with the failure verdict of the rank that failed first, when that was another rank.
+  Error withRootCause(const Error& local) const;
   void startFailureDetector();
   /// The failure detector's verdict: this communicator stops, and its waits end now.
   void peerFailed(int rank, const std::string& why);

@@ -1,0 +1,19 @@
+// The root cause of a failure, agreed through the store. When rank 3 dies, its neighbours see it
+// directly, but the ranks that only talk to those neighbours see them stop, and would name the
+// messenger. So the first rank to fail publishes what it saw before it stops its tiers, and every
+// rank that fails after it reports that verdict, with what it saw itself beside it.
+#pragma once
+
+#include <string>
+
+#include "tiercc/deadline.hpp"
+#include "tiercc/store.hpp"
+
+namespace tiercc {
+
+/// Publishes `mine` as the communicator's failure verdict if no rank has yet, and returns the
+/// verdict: `mine` for the first rank to call, the first one's for everyone else (waiting for
+/// it until `deadline`). Throws what the store throws (the caller then keeps its own view).
+std::string agreeOnFailureVerdict(Store& store, const std::string& mine, Deadline deadline);
+
+}  // namespace tiercc
