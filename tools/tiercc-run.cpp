@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "tools/run/free_port.hpp"
 #include "tools/run/job_supervisor.hpp"
 #include "tools/run/options.hpp"
 #include "tools/run/rank_environment.hpp"
@@ -57,8 +59,21 @@ int runJob(const tiercc::run::RunOptions& options) {
               << "\n";
     return kLauncherError;
   }
+  tiercc::run::JobAddresses addresses;
+  addresses.store = tiercc::run::storeAddressForRanks(options.storeBind, server->port());
+  // PyTorch's env:// rendezvous needs a port for rank 0 to host its store on, unless the
+  // launcher's environment names one.
+  if (!std::getenv("MASTER_ADDR") || !std::getenv("MASTER_PORT")) {
+    const std::string host = addresses.store.substr(0, addresses.store.rfind(':'));
+    try {
+      addresses.torchMasterPort =
+          tiercc::run::freeTcpPort(host.size() > 2 && host.front() == '[' ? host.substr(1, host.size() - 2) : host);
+    } catch (const std::exception& e) {
+      std::cerr << "tiercc-run: no port for PyTorch's store (MASTER_PORT stays unset): " << e.what() << "\n";
+    }
+  }
   tiercc::run::JobSupervisor supervisor(options, signals);
-  supervisor.launch(tiercc::run::storeAddressForRanks(options.storeBind, server->port()));
+  supervisor.launch(addresses);
   return supervisor.run();
 }
 

@@ -28,7 +28,7 @@ std::string plural(int n, const char* word) { return concat(n, " ", word, n == 1
 JobSupervisor::JobSupervisor(const RunOptions& options, SignalChannel& signals)
     : options_(options), signals_(signals) {}
 
-void JobSupervisor::launch(const std::string& storeAddress) {
+void JobSupervisor::launch(const JobAddresses& addresses) {
   startedAt_ = Clock::now();
   if (options_.timeoutSeconds) {
     jobDeadline_ = startedAt_ + std::chrono::duration_cast<Clock::duration>(
@@ -48,7 +48,7 @@ void JobSupervisor::launch(const std::string& storeAddress) {
                         domainCount(options_) - 1);
     }
     if (options_.railSubnet) network += concat("; rail addresses ", *options_.railSubnet, ".<local rank>.<domain+1>");
-    say(concat("starting ", plural(options_.worldSize, "rank"), " in ", domains, "; store at ", storeAddress,
+    say(concat("starting ", plural(options_.worldSize, "rank"), " in ", domains, "; store at ", addresses.store,
                options_.transport ? "; transport " + *options_.transport : "", network));
   }
   ranks_.reserve(static_cast<std::size_t>(options_.worldSize));
@@ -57,7 +57,7 @@ void JobSupervisor::launch(const std::string& storeAddress) {
     spawn.rank = rank;
     spawn.domain = domainOf(options_, rank);
     spawn.command = options_.command;
-    spawn.environment = rankEnvironment(options_, storeAddress, rank);
+    spawn.environment = rankEnvironment(options_, addresses, rank);
     spawn.captureOutput = options_.prefixOutput;
     spawn.childSignalMask = &signals_.originalMask();
     if (options_.netnsPrefix) spawn.netnsPath = "/run/netns/" + netnsOf(options_, rank);

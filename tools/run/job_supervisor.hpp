@@ -10,6 +10,7 @@
 
 #include "tools/run/line_prefixer.hpp"
 #include "tools/run/options.hpp"
+#include "tools/run/rank_environment.hpp"
 #include "tools/run/rank_process.hpp"
 #include "tools/run/signal_channel.hpp"
 
@@ -25,7 +26,7 @@ class JobSupervisor {
 
   /// Starts every rank. When the launcher cannot start one (no pipes, no fork), it says so and
   /// stops the ranks already started; run() then only waits for them and returns 1.
-  void launch(const std::string& storeAddress);
+  void launch(const JobAddresses& addresses);
   /// Supervises until every rank has ended and its output is relayed; returns the launcher's
   /// exit code: 0, the first failing rank's code (128+signal when killed), 124 on timeout,
   /// 128+signal when interrupted, 1 when launching failed.

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <string_view>
 #include <utility>
 
@@ -17,10 +18,9 @@ std::string storeAddressForRanks(const std::string& bindAddress, std::uint16_t p
   return host + ":" + std::to_string(port);
 }
 
-std::vector<std::string> rankEnvironment(const RunOptions& options, const std::string& storeAddress,
-                                         int rank) {
+std::vector<std::string> rankEnvironment(const RunOptions& options, const JobAddresses& addresses, int rank) {
   std::vector<std::pair<std::string, std::string>> ours = {
-      {"TIERCC_STORE", storeAddress},
+      {"TIERCC_STORE", addresses.store},
       {"TIERCC_RANK", std::to_string(rank)},
       {"TIERCC_WORLD_SIZE", std::to_string(options.worldSize)},
       {"TIERCC_LOCAL_LAUNCH", "1"},
@@ -30,6 +30,20 @@ std::vector<std::string> rankEnvironment(const RunOptions& options, const std::s
   // Namespaces share /dev/shm and the hostname, so host identity cannot tell their domains apart.
   if (options.netnsPrefix) ours.emplace_back("TIERCC_DOMAIN_ID", std::to_string(domainOf(options, rank)));
   if (options.railSubnet) ours.emplace_back("TIERCC_SOCKET_IFADDR", railAddressOf(options, rank));
+  // torchrun's names, so that torch.distributed.init_process_group() finds the job as it does
+  // under torchrun. A domain stands for a host: LOCAL_RANK counts inside it.
+  ours.emplace_back("RANK", std::to_string(rank));
+  ours.emplace_back("WORLD_SIZE", std::to_string(options.worldSize));
+  ours.emplace_back("LOCAL_RANK", std::to_string(localRankOf(options, rank)));
+  const int domainSize = options.domainSize ? *options.domainSize : options.worldSize;
+  const int domainStart = domainOf(options, rank) * domainSize;
+  ours.emplace_back("LOCAL_WORLD_SIZE", std::to_string(std::min(domainSize, options.worldSize - domainStart)));
+  if (addresses.torchMasterPort) {
+    std::string host = addresses.store.substr(0, addresses.store.rfind(':'));
+    if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+    ours.emplace_back("MASTER_ADDR", host);
+    ours.emplace_back("MASTER_PORT", std::to_string(addresses.torchMasterPort));
+  }
 
   std::vector<std::string> env;
   for (char** entry = environ; *entry != nullptr; ++entry) {
