@@ -11,6 +11,9 @@ packages=(
   libgtest-dev libgmock-dev  # GoogleTest
   libbenchmark-dev        # Google Benchmark
   iproute2 procps         # ip netns for network tests; ps for diagnostics
+  # The PyTorch backend (python/): Debian's torch, its C++ headers, the pybind11 torch was
+  # built with, and pytest for tests/torch.
+  python3-torch libtorch-dev pybind11-dev python3-dev python3-pytest
 )
 
 missing=()
