@@ -52,7 +52,7 @@ TEST(Failure, PeerDiesInsideDomain) {
 }
 
 // Rank 2 is alone in domain 1 and is killed: rank 0 (its rail peer) sees the connection close,
-// and rank 1, which waits on rank 0 inside the domain, hears of it from rank 0.
+// and rank 1, which waits on rank 0 inside the domain, hears of it from rank 0: both name rank 2.
 TEST(Failure, PeerKilledAcrossDomains) {
   JobResult result = runRanks(3, [](int rank, const std::string& store) {
     Communicator comm(store, 3, rank);
@@ -61,7 +61,7 @@ TEST(Failure, PeerKilledAcrossDomains) {
       kill(getpid(), SIGKILL);
     }
     comm.barrier();
-    expectAllreduceFails(comm, ErrorCode::PeerFailure, rank == 0 ? "rank 2" : "rank 0", std::chrono::seconds(10));
+    expectAllreduceFails(comm, ErrorCode::PeerFailure, "rank 2", std::chrono::seconds(10));
     // The communicator stays failed: later calls report the same error at once.
     expectAllreduceFails(comm, ErrorCode::PeerFailure, "rank", std::chrono::seconds(1));
   }, failureJob(2));
@@ -69,6 +69,20 @@ TEST(Failure, PeerKilledAcrossDomains) {
   EXPECT_TRUE(result.ranks[0].ok()) << result.report();
   EXPECT_TRUE(result.ranks[1].ok()) << result.report();
   EXPECT_TRUE(WIFSIGNALED(result.ranks[2].status));
+}
+
+// 2x2, rank 3 killed: ranks 1 (its rail peer) and 2 (its domain peer) see it; rank 0 only sees
+// rank 2 stop. Every survivor must still name rank 3, from the verdict the first one published.
+TEST(Failure, EverySurvivorNamesTheRootCauseNotTheMessenger) {
+  JobResult result = runRanks(4, [](int rank, const std::string& store) {
+    Communicator comm(store, 4, rank);
+    comm.barrier();
+    if (rank == 3) kill(getpid(), SIGKILL);
+    expectAllreduceFails(comm, ErrorCode::PeerFailure, "rank 3 (domain 1", std::chrono::seconds(10));
+  }, failureJob(2));
+  ASSERT_EQ(result.ranks.size(), 4u);
+  for (int r = 0; r < 3; ++r) EXPECT_TRUE(result.ranks[r].ok()) << result.report();
+  EXPECT_TRUE(WIFSIGNALED(result.ranks[3].status));
 }
 
 // A rank that never calls the collective: the others time out, naming whom they waited for.

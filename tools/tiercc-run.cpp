@@ -61,13 +61,15 @@ int runJob(const tiercc::run::RunOptions& options) {
   }
   tiercc::run::JobAddresses addresses;
   addresses.store = tiercc::run::storeAddressForRanks(options.storeBind, server->port());
-  // PyTorch's env:// rendezvous needs a port for rank 0 to host its store on, unless the
-  // launcher's environment names one.
+  // PyTorch's env:// rendezvous needs an address and port where rank 0 hosts its store, unless
+  // the launcher's environment names them. Rank 0 runs here, or in domain 0's namespace.
   if (!std::getenv("MASTER_ADDR") || !std::getenv("MASTER_PORT")) {
-    const std::string host = addresses.store.substr(0, addresses.store.rfind(':'));
+    std::string host = addresses.store.substr(0, addresses.store.rfind(':'));
+    if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+    addresses.torchMasterAddr = options.netnsPrefix ? tiercc::run::managementAddressOf(0) : host;
     try {
-      addresses.torchMasterPort =
-          tiercc::run::freeTcpPort(host.size() > 2 && host.front() == '[' ? host.substr(1, host.size() - 2) : host);
+      // A port free here: a fresh namespace of rank 0's has no listeners of its own yet.
+      addresses.torchMasterPort = tiercc::run::freeTcpPort(host);
     } catch (const std::exception& e) {
       std::cerr << "tiercc-run: no port for PyTorch's store (MASTER_PORT stays unset): " << e.what() << "\n";
     }

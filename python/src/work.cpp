@@ -3,6 +3,8 @@
 #include <ATen/core/jit_type.h>
 #include <c10/util/Exception.h>
 
+#include <iostream>
+
 namespace tiercc::torch {
 
 TierccWork::TierccWork(int rank, c10d::OpType type, std::string what, std::vector<at::Tensor> outputs,
@@ -13,12 +15,18 @@ TierccWork::TierccWork(int rank, c10d::OpType type, std::string what, std::vecto
       onWaitTimeout_(std::move(onWaitTimeout)),
       future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()))) {}
 
+// The Future first: a caller woken from wait() may read get_future().value() at once. Its
+// callbacks (DDP's bucket handling) run here, on the worker.
 void TierccWork::complete(std::exception_ptr error) {
+  try {
+    if (error)
+      future_->setError(error);
+    else
+      future_->markCompleted(c10::IValue(outputs_));
+  } catch (const std::exception& e) {  // a callback that throws must not leave wait() hanging
+    std::cerr << "tiercc.torch: a callback on the future of " << what_ << " threw: " << e.what() << "\n";
+  }
   finish(error);  // wakes wait()
-  if (error)
-    future_->setError(error);
-  else
-    future_->markCompleted(c10::IValue(outputs_));
 }
 
 bool TierccWork::wait(std::chrono::milliseconds timeout) {

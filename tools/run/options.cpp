@@ -197,6 +197,8 @@ std::string railAddressOf(const RunOptions& options, int rank) {
   return concat(*options.railSubnet, ".", localRankOf(options, rank), ".", domainOf(options, rank) + 1);
 }
 
+std::string managementAddressOf(int domain) { return concat("198.19.0.", domain + 2); }
+
 int domainCount(const RunOptions& options) {
   if (!options.domainSize) return 1;
   return (options.worldSize + *options.domainSize - 1) / *options.domainSize;

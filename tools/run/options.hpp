@@ -47,5 +47,8 @@ std::string netnsOf(const RunOptions& options, int rank);
 
 /// The rank's rail address "A.B.<local rank>.<domain+1>"; empty without --rail-subnet.
 std::string railAddressOf(const RunOptions& options, int rank);
+/// Domain d's address on bench/two-tier-net.sh's management network, 198.19.0.<d+2>: with
+/// --netns-prefix, where the other namespaces reach a server that a rank of domain d runs.
+std::string managementAddressOf(int domain);
 
 }  // namespace tiercc::run

@@ -39,9 +39,7 @@ std::vector<std::string> rankEnvironment(const RunOptions& options, const JobAdd
   const int domainStart = domainOf(options, rank) * domainSize;
   ours.emplace_back("LOCAL_WORLD_SIZE", std::to_string(std::min(domainSize, options.worldSize - domainStart)));
   if (addresses.torchMasterPort) {
-    std::string host = addresses.store.substr(0, addresses.store.rfind(':'));
-    if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
-    ours.emplace_back("MASTER_ADDR", host);
+    ours.emplace_back("MASTER_ADDR", addresses.torchMasterAddr);
     ours.emplace_back("MASTER_PORT", std::to_string(addresses.torchMasterPort));
   }
 

@@ -14,10 +14,11 @@ namespace tiercc::run {
 /// (a wildcard bind is reached through loopback; IPv6 literals get brackets).
 std::string storeAddressForRanks(const std::string& bindAddress, std::uint16_t port);
 
-/// Where the ranks meet: tiercc's store, and the port rank 0 hosts PyTorch's store on (0 when
+/// Where the ranks meet: tiercc's store, and where rank 0 hosts PyTorch's store (port 0 when
 /// the launcher's environment already sets MASTER_ADDR and MASTER_PORT, which then stay).
 struct JobAddresses {
   std::string store;
+  std::string torchMasterAddr;  ///< an address of rank 0 that every rank reaches
   std::uint16_t torchMasterPort = 0;
 };
 
