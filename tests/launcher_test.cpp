@@ -200,6 +200,44 @@ TEST_F(LauncherTest, DomainSizeSetsPrefixesAndEnvironment) {
   EXPECT_LT(port, 65536);
 }
 
+// torch.distributed's env:// rendezvous finds the job as under torchrun: ranks, local ranks
+// counted inside the domain (the last one uneven), one master address and port for all.
+TEST_F(LauncherTest, TorchrunVariablesForEveryRank) {
+  ::unsetenv("MASTER_ADDR");
+  ::unsetenv("MASTER_PORT");
+  auto r = runLauncher({"-n", "3", "--domain-size", "2", "sh", "-c",
+                        "echo $RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $MASTER_ADDR $MASTER_PORT"});
+  ASSERT_EQ(r.exitCode, 0) << describe(r);
+  std::set<std::string> masters;
+  for (const auto& line : lines(r.out)) {
+    int rank = -1, world = -1, local = -1, localWorld = -1, port = 0;
+    char addr[64] = {};
+    ASSERT_EQ(std::sscanf(line.c_str(), "[r%*d.d%*d] %d %d %d %d %63s %d", &rank, &world, &local, &localWorld, addr,
+                          &port),
+              6)
+        << line;
+    EXPECT_EQ(world, 3) << line;
+    EXPECT_EQ(local, rank % 2) << line;
+    EXPECT_EQ(localWorld, rank < 2 ? 2 : 1) << line;
+    EXPECT_STREQ(addr, "127.0.0.1") << line;
+    EXPECT_GT(port, 0) << line;
+    masters.insert(std::string(addr) + ":" + std::to_string(port));
+  }
+  EXPECT_EQ(lines(r.out).size(), 3u) << describe(r);
+  EXPECT_EQ(masters.size(), 1u) << describe(r);
+}
+
+TEST_F(LauncherTest, MasterAddressAndPortOfTheCallerAreKept) {
+  ::setenv("MASTER_ADDR", "10.1.2.3", 1);
+  ::setenv("MASTER_PORT", "29511", 1);
+  auto r = runLauncher({"-n", "2", "sh", "-c", "echo $MASTER_ADDR:$MASTER_PORT"});
+  ::unsetenv("MASTER_ADDR");
+  ::unsetenv("MASTER_PORT");
+  ASSERT_EQ(r.exitCode, 0) << describe(r);
+  EXPECT_NE(r.out.find("[r0.d0] 10.1.2.3:29511\n"), std::string::npos) << describe(r);
+  EXPECT_NE(r.out.find("[r1.d0] 10.1.2.3:29511\n"), std::string::npos) << describe(r);
+}
+
 TEST_F(LauncherTest, UnevenLastDomainAndTransportAndLocalLaunch) {
   auto r = runLauncher({"-n", "3", "--domain-size", "2", "--transport", "tcp", "sh", "-c",
                         "echo $TIERCC_TRANSPORT $TIERCC_LOCAL_LAUNCH"});

@@ -49,6 +49,8 @@ struct ProcessGroupTiercc::Core {
 namespace {
 
 constexpr auto kNoDeadline = std::chrono::milliseconds::max();
+// What c10d's options hold when the caller gave no timeout: the group's applies.
+constexpr auto kGroupTimeout = c10d::kUnsetTimeout;
 
 const at::Tensor& single(const std::vector<at::Tensor>& tensors, const char* op) {
   TORCH_CHECK(tensors.size() == 1, "tiercc ", op, ": takes one tensor per call (one device per process), got ",
@@ -67,6 +69,27 @@ void requireSameType(const at::Tensor& t, const at::Tensor& like, const char* op
 void requireRank(std::int64_t r, int size, const char* op, const char* role) {
   TORCH_CHECK(r >= 0 && r < size, "tiercc ", op, ": ", role, " ", r, " is not a rank of this group (size ", size,
               ")");
+}
+
+// The one list of `size` tensors an operation takes (torch wraps it in an outer list), each like
+// `like` in type and element count.
+const std::vector<at::Tensor>& listLike(const std::vector<std::vector<at::Tensor>>& lists, const at::Tensor& like,
+                                        int size, const char* op, const char* role) {
+  TORCH_CHECK(lists.size() == 1 && lists[0].size() == static_cast<std::size_t>(size), "tiercc ", op, ": needs one ",
+              role, " list of ", size, " tensors");
+  for (const at::Tensor& t : lists[0]) {
+    requireCpuDense(t, op, role);
+    requireSameType(t, like, op, role);
+    TORCH_CHECK(t.numel() == like.numel(), "tiercc ", op, ": an ", role, " tensor has ", t.numel(),
+                " elements; it needs ", like.numel());
+  }
+  return lists[0];
+}
+
+// Ranks other than the root of gather (scatter) pass no output (input) list.
+void requireNoList(const std::vector<std::vector<at::Tensor>>& lists, int root, const char* op, const char* role) {
+  TORCH_CHECK(lists.empty() || (lists.size() == 1 && lists[0].empty()), "tiercc ", op, ": only the root (rank ", root,
+              ") takes an ", role, " list");
 }
 
 // Whether the tensors lie back to back in one block, as torch.empty(n * k).chunk(k) makes them:
@@ -233,17 +256,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTiercc::allgather(std::vector<std::ve
                                                              const c10d::AllgatherOptions& opts) {
   const at::Tensor& in = single(inputs, "allgather");
   const DataType dt = dataTypeOf(in, "allgather", Use::Move);
-  TORCH_CHECK(outputs.size() == 1 && outputs[0].size() == static_cast<std::size_t>(getSize()),
-              "tiercc allgather: needs one output list of ", getSize(), " tensors");
-  for (const at::Tensor& o : outputs[0]) {
-    requireCpuDense(o, "allgather", "output");
-    requireSameType(o, in, "allgather", "output");
-    TORCH_CHECK(o.numel() == in.numel(), "tiercc allgather: an output tensor has ", o.numel(),
-                " elements, the input ", in.numel());
-  }
+  const std::vector<at::Tensor>& outs = listLike(outputs, in, getSize(), "allgather", "output");
   const int size = getSize();
-  return run(c10d::OpType::ALLGATHER, "allgather", detailOf(in), outputs[0], opts.timeout,
-             [in, outs = outputs[0], dt, size](Communicator& c) {
+  return run(c10d::OpType::ALLGATHER, "allgather", detailOf(in), outs, opts.timeout,
+             [in, outs, dt, size](Communicator& c) {
                DenseBuffer src(in);
                if (backToBack(outs)) {
                  c.allgather(src.data(), outs[0].data_ptr(), countOf(in), dt);
@@ -315,20 +331,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTiercc::gather(std::vector<std::vecto
   requireRank(opts.rootRank, getSize(), "gather", "root");
   const int root = static_cast<int>(opts.rootRank), size = getSize();
   std::vector<at::Tensor> outs;
-  if (getRank() == root) {
-    TORCH_CHECK(outputs.size() == 1 && outputs[0].size() == static_cast<std::size_t>(size),
-                "tiercc gather: the root needs one output list of ", size, " tensors");
-    for (const at::Tensor& o : outputs[0]) {
-      requireCpuDense(o, "gather", "output");
-      requireSameType(o, in, "gather", "output");
-      TORCH_CHECK(o.numel() == in.numel(), "tiercc gather: an output has ", o.numel(), " elements, the input ",
-                  in.numel());
-    }
-    outs = outputs[0];
-  } else {
-    TORCH_CHECK(outputs.empty() || (outputs.size() == 1 && outputs[0].empty()),
-                "tiercc gather: only the root (rank ", root, ") takes an output list");
-  }
+  if (getRank() == root)
+    outs = listLike(outputs, in, size, "gather", "output");
+  else
+    requireNoList(outputs, root, "gather", "output");
   return run(c10d::OpType::GATHER, "gather", detailOf(in), outs, opts.timeout,
              [in, outs, dt, root, size](Communicator& c) {
                DenseBuffer src(in);
@@ -358,20 +364,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTiercc::scatter(std::vector<at::Tenso
   requireRank(opts.rootRank, getSize(), "scatter", "root");
   const int root = static_cast<int>(opts.rootRank), size = getSize();
   std::vector<at::Tensor> ins;
-  if (getRank() == root) {
-    TORCH_CHECK(inputs.size() == 1 && inputs[0].size() == static_cast<std::size_t>(size),
-                "tiercc scatter: the root needs one input list of ", size, " tensors");
-    for (const at::Tensor& t : inputs[0]) {
-      requireCpuDense(t, "scatter", "input");
-      requireSameType(t, out, "scatter", "input");
-      TORCH_CHECK(t.numel() == out.numel(), "tiercc scatter: an input has ", t.numel(), " elements, the output ",
-                  out.numel());
-    }
-    ins = inputs[0];
-  } else {
-    TORCH_CHECK(inputs.empty() || (inputs.size() == 1 && inputs[0].empty()),
-                "tiercc scatter: only the root (rank ", root, ") takes an input list");
-  }
+  if (getRank() == root)
+    ins = listLike(inputs, out, size, "scatter", "input");
+  else
+    requireNoList(inputs, root, "scatter", "input");
   return run(c10d::OpType::SCATTER, "scatter", detailOf(out), {out}, opts.timeout,
              [out, ins, dt, root, size](Communicator& c) {
                DenseBuffer dst(out);
@@ -396,16 +392,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTiercc::reduce_scatter(std::vector<at
   const at::Tensor& out = single(outputs, "reduce_scatter");
   const DataType dt = dataTypeOf(out, "reduce_scatter", Use::Reduce);
   const ReduceOp op = reduceOpOf(opts.reduceOp, out, "reduce_scatter");
-  TORCH_CHECK(inputs.size() == 1 && inputs[0].size() == static_cast<std::size_t>(getSize()),
-              "tiercc reduce_scatter: needs one input list of ", getSize(), " tensors");
-  for (const at::Tensor& t : inputs[0]) {
-    requireCpuDense(t, "reduce_scatter", "input");
-    requireSameType(t, out, "reduce_scatter", "input");
-    TORCH_CHECK(t.numel() == out.numel(), "tiercc reduce_scatter: an input has ", t.numel(),
-                " elements, the output ", out.numel());
-  }
+  const std::vector<at::Tensor>& ins = listLike(inputs, out, getSize(), "reduce_scatter", "input");
   return run(c10d::OpType::REDUCE_SCATTER, "reduce_scatter", detailOf(out), {out}, opts.timeout,
-             [out, ins = inputs[0], dt, op](Communicator& c) {
+             [out, ins, dt, op](Communicator& c) {
                at::Tensor src = backToBack(ins) ? ins[0] : packed(ins);
                DenseBuffer dst(out);
                c.reduceScatter(src.data_ptr(), dst.data(), countOf(out), dt, op);
@@ -549,7 +538,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTiercc::pointToPoint(bool isSend, std
     }
   }
   return run(isSend ? c10d::OpType::SEND : c10d::OpType::RECV, name,
-             c10::str(detailOf(t), isSend ? " to rank " : " from rank ", peer), {t}, kNoDeadline,
+             c10::str(detailOf(t), isSend ? " to rank " : " from rank ", peer), {t}, kGroupTimeout,
              [isSend, t, dt, peer](Communicator& c) {
                DenseBuffer b(t);
                if (isSend) {
@@ -591,7 +580,7 @@ void ProcessGroupTiercc::runBatch(std::vector<PointToPoint> batch) {
     return aFirst && !bFirst;
   });
   std::string detail = c10::str(batch.size(), " sends and receives");
-  run(c10d::OpType::UNKNOWN, "batch_isend_irecv", detail, {}, kNoDeadline, [batch](Communicator& c) {
+  run(c10d::OpType::UNKNOWN, "batch_isend_irecv", detail, {}, kGroupTimeout, [batch](Communicator& c) {
     std::size_t done = 0;
     try {
       for (; done < batch.size(); ++done) {

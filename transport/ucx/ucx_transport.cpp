@@ -8,6 +8,7 @@
 #include <ucs/debug/log_def.h>
 
 #include <chrono>
+#include <mutex>
 #include <string_view>
 
 #include "core/errors.hpp"
@@ -198,7 +199,21 @@ void UcxTransport::closeAll() {
     }
     for (void* r : closing_) ucp_request_free(r);
     closing_.clear();
-    ucp_worker_destroy(worker_);
+    bool failed = aborted_.load();
+    for (auto& [rank, peer] : peers_) failed = failed || !peer.error.empty();
+    if (failed) {
+      // UCX 1.13 can abort the process inside ucp_worker_destroy after a peer died: purging a TCP
+      // endpoint that still holds a wireup reply fails an assertion (ucp_request.c:684, "got REP
+      // message"). A failed transport's worker and context are left alive instead, a few MB for
+      // the rest of the process, and never touched again.
+      static std::mutex graveyardMutex;
+      static auto* graveyard = new std::vector<std::shared_ptr<UcxContext>>;
+      std::lock_guard<std::mutex> keep(graveyardMutex);
+      graveyard->push_back(context_);
+      TIERCC_LOG(Info, Net) << "ucx transport: a peer failed; the worker is left alive rather than destroyed";
+    } else {
+      ucp_worker_destroy(worker_);
+    }
     worker_ = nullptr;
     live_.clear();
     ready_.clear();
