@@ -226,6 +226,17 @@ if local > 1:
     assert path in ("zero_copy",), f"rank {rank}: a symmetric allreduce took the {path} path"
 del s, s2
 
+# Subgroups: each is a communicator of its own, on a prefix of torch's store.
+ends = dist.new_group(sorted({0, world - 1}))
+if rank in (0, world - 1):
+    t = SUMMANDS(rank, 100, torch.float32)
+    dist.all_reduce(t, group=ends)
+    want = SUMMANDS(0, 100, torch.float32) + (SUMMANDS(world - 1, 100, torch.float32) if world > 1 else 0)
+    check("all_reduce in a subgroup", t, want)
+    members = [torch.empty(2) for _ in range(dist.get_world_size(ends))]
+    dist.all_gather(members, torch.full((2,), float(rank)), group=ends)
+    check("all_gather in a subgroup", torch.stack(members)[:, 0], torch.tensor(sorted({0.0, float(world - 1)})))
+
 # Bad input raises, names what was wrong, and changes nothing: the group goes on working.
 expect_error("wrong output count", lambda: dist.all_gather([torch.empty(3)] * (world + 1), torch.empty(3)),
              "tiercc allgather", str(world))
