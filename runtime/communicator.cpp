@@ -327,9 +327,13 @@ namespace tiercc {
 namespace {
 
 // Rank 0 hosts the store itself when no launcher does (mpirun, torchrun, explicit init):
-// it tries to bind the address; if that fails, someone else serves it and rank 0 connects. A
-// one-rank job may pass port 0, which asks the kernel for a free port.
-std::shared_ptr<TcpStoreServer> maybeHostStore(const std::string& host, std::uint16_t port, int rank, int size) {
+// it tries to bind the address; if that fails, someone else may serve it (a test fixture, a
+// launcher), and rank 0 connects; `bindError` then says why it could not bind. A one-rank job
+// may pass port 0, which asks the kernel for a free port.
+constexpr std::chrono::milliseconds kBoundByOtherWait{5000};
+
+std::shared_ptr<TcpStoreServer> maybeHostStore(const std::string& host, std::uint16_t port, int rank, int size,
+                                               std::string& bindError) {
   if (rank != 0 || std::getenv("TIERCC_LOCAL_LAUNCH")) return nullptr;
   TIERCC_REQUIRE_ARG(port != 0 || size == 1, "store address ", host,
                      ":0: port 0 (any free port) works only for a one-rank job, whose peers need not find it");
@@ -338,6 +342,7 @@ std::shared_ptr<TcpStoreServer> maybeHostStore(const std::string& host, std::uin
     TIERCC_LOG(Info, Store) << "rank 0 hosts the store at " << host << ":" << server->port();
     return server;
   } catch (const Error& e) {
+    bindError = e.what();
     TIERCC_LOG(Info, Store) << "not hosting the store at " << host << ":" << port << " (" << e.what()
                             << "); connecting to it";
     return nullptr;
@@ -368,10 +373,21 @@ Communicator::Communicator(const std::string& storeAddr, int worldSize, int rank
   std::uint16_t port = 0;
   parseHostPort(storeAddr, host, port, worldSize == 1);  // a one-rank job may ask for any free port
   CommSetup setup;
-  setup.hostedServer = maybeHostStore(host, port, rank, worldSize);
+  std::string bindError;
+  setup.hostedServer = maybeHostStore(host, port, rank, worldSize, bindError);
   if (setup.hostedServer) port = setup.hostedServer->port();  // the one the kernel chose for port 0
   setup.storeAddr = host + ":" + std::to_string(port);
-  setup.baseStore = connectTcpStore(host, port, Deadline::after(params::getDuration("TIERCC_TIMEOUT")));
+  // A store that kept rank 0 from binding is listening already: if none answers within
+  // seconds, the port belongs to something else, and waiting the whole timeout would only hide it.
+  const auto timeout = bindError.empty() ? params::getDuration("TIERCC_TIMEOUT")
+                                         : std::min(params::getDuration("TIERCC_TIMEOUT"), kBoundByOtherWait);
+  try {
+    setup.baseStore = connectTcpStore(host, port, Deadline::after(timeout));
+  } catch (const Error& e) {
+    if (bindError.empty()) throw;
+    fail(e.code(), "rank 0 could not bind the store at ", host, ":", port, " (", bindError,
+         ") and no store answered there within ", timeout.count(), " ms: ", e.what());
+  }
   setup.prefix = rootPrefix(*setup.baseStore, rank);
   setup.rank = rank;
   setup.size = worldSize;

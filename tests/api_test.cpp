@@ -1,6 +1,11 @@
 // Bad input gets a clear error and changes nothing, through the C++ API and the C ABI alike.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -80,6 +85,33 @@ TEST(BadInput, ConstructorArguments) {
   expectError(ErrorCode::InvalidArgument, "not in [0, 2)", [] { Communicator c(makeInProcessStore(), 2, 5); });
   expectError(ErrorCode::InvalidArgument, "world size", [] { Communicator c(makeInProcessStore(), 0, 0); });
   expectError(ErrorCode::InvalidArgument, "port", [] { Communicator c("127.0.0.1", 1, 0); });
+}
+
+// A port someone holds without serving a store: rank 0 cannot bind it, and says so within
+// seconds instead of waiting its whole timeout on a store that will never answer.
+TEST(BadInput, StorePortTakenByAnotherProgramIsAnError) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), len), 0);  // bound, never listening
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string taken = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  ::setenv("TIERCC_TIMEOUT", "1s", 1);
+  for (int size : {1, 2}) {
+    try {
+      Communicator c(taken, size, 0);
+      ADD_FAILURE() << "rank 0 of " << size << " joined a store no one serves";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("could not bind the store at " + taken), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("Address already in use"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("no store answered there within 1000 ms"), std::string::npos) << e.what();
+    }
+  }
+  ::unsetenv("TIERCC_TIMEOUT");
+  ::close(fd);
 }
 
 TEST(CApi, ErrorsCarryAMessage) {
