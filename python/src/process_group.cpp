@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <iostream>
 #include <mutex>
-#include <numeric>
 
 #include "python/src/c10d_store.hpp"
 #include "python/src/op_worker.hpp"
