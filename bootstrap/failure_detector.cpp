@@ -1,5 +1,5 @@
 // Heartbeats through the store (see failure_detector.hpp). Counters live under "hb/<rank>";
-// a goodbye is the value -1. The store's own errors (server gone) are left to the calls that
+// a goodbye is the value -1; a failure verdict under kFailureVerdictKey. The store's own errors (server gone) are left to the calls that
 // use it: the detector only stops watching.
 #include "bootstrap/failure_detector.hpp"
 
@@ -7,6 +7,7 @@
 
 #include "core/errors.hpp"
 #include "core/log.hpp"
+#include "bootstrap/failure_verdict.hpp"
 #include "bootstrap/store.hpp"
 
 namespace tiercc {
@@ -16,13 +17,19 @@ std::string key(int rank) { return "hb/" + std::to_string(rank); }
 
 }  // namespace
 
-FailureDetector::FailureDetector(std::shared_ptr<Store> store, int rank, int size, std::chrono::milliseconds period,
-                                 std::chrono::milliseconds timeout, OnFailure onFailure)
-    : store_(std::move(store)), rank_(rank), size_(size), period_(period), timeout_(timeout),
-      onFailure_(std::move(onFailure)), peers_(size) {
+FailureDetector::FailureDetector(std::shared_ptr<Store> store, int rank, std::vector<int> watched,
+                                 std::chrono::milliseconds period, std::chrono::milliseconds timeout,
+                                 OnFailure onFailure, OnVerdict onVerdict)
+    : store_(std::move(store)), rank_(rank), period_(period), timeout_(timeout), onFailure_(std::move(onFailure)),
+      onVerdict_(std::move(onVerdict)) {
   auto now = std::chrono::steady_clock::now();
-  for (Peer& p : peers_) p.lastChange = now;
-  peers_[rank_].gone = true;  // not watching ourselves
+  for (int r : watched) {
+    if (r == rank_) continue;  // not watching ourselves
+    Peer p;
+    p.rank = r;
+    p.lastChange = now;
+    peers_.push_back(p);
+  }
   beat();
   thread_ = std::thread([this] { run(); });
 }
@@ -45,8 +52,8 @@ void FailureDetector::beat() { store_->add(key(rank_), 1); }
 
 void FailureDetector::watch() {
   auto now = std::chrono::steady_clock::now();
-  for (int r = 0; r < size_; ++r) {
-    Peer& p = peers_[r];
+  for (Peer& p : peers_) {
+    const int r = p.rank;
     if (p.gone) continue;
     if (!store_->check({key(r)})) {
       // Not started yet: its first beat happens at init, which this rank has passed; a rank
@@ -72,6 +79,13 @@ void FailureDetector::watch() {
   }
 }
 
+// One check a beat: cheap, and bounded by the period for every rank, watched or not.
+void FailureDetector::lookForVerdict() {
+  if (verdictHeard_ || !store_->check({kFailureVerdictKey})) return;
+  verdictHeard_ = true;
+  onVerdict_(store_->getString(kFailureVerdictKey, Deadline::after(period_)));
+}
+
 void FailureDetector::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!cv_.wait_for(lock, period_, [&] { return stopping_; })) {
@@ -79,6 +93,7 @@ void FailureDetector::run() {
     try {
       beat();
       watch();
+      lookForVerdict();
     } catch (const std::exception& e) {
       TIERCC_LOG(Warn, Store) << "failure detector stops: " << e.what();
       return;

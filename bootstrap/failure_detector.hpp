@@ -1,7 +1,11 @@
 // The store as a failure detector: every rank bumps a heartbeat counter in the store, and
-// watches everyone else's. A rank whose counter stops moving (stopped, hung, or its machine
-// gone) is declared failed, so that waits on it end now with PeerFailure naming it, instead of
-// at their deadline. A rank that leaves cleanly says goodbye and is never suspected.
+// watches a few peers' counters (its neighbours: the caller chooses them so that every rank is
+// watched by someone; O(ranks) store traffic, not O(ranks^2)). A rank whose counter stops moving
+// (stopped, hung, or its machine gone) is declared failed, so that waits on it end now with
+// PeerFailure naming it, instead of at their deadline. The watcher publishes that verdict
+// (failure_verdict.hpp), and every detector looks for a verdict at each beat, so the ranks that
+// do not watch the failed one hear of it within a period. A rank that leaves cleanly says goodbye
+// and is never suspected.
 #pragma once
 
 #include <atomic>
@@ -22,11 +26,14 @@ class FailureDetector {
  public:
   /// Called once, from the detector's thread, with the failed rank and why.
   using OnFailure = std::function<void(int rank, const std::string& why)>;
+  /// Called once, from the detector's thread, with another rank's published failure verdict.
+  using OnVerdict = std::function<void(const std::string& verdict)>;
 
-  /// Starts beating and watching. `store` must be private to this communicator and should be a
-  /// connection of its own (a heartbeat must not wait behind a long blocking call).
-  FailureDetector(std::shared_ptr<Store> store, int rank, int size, std::chrono::milliseconds period,
-                  std::chrono::milliseconds timeout, OnFailure onFailure);
+  /// Starts beating and watching the ranks in `watched`. `store` must be private to this
+  /// communicator and should be a connection of its own (a heartbeat must not wait behind a long
+  /// blocking call).
+  FailureDetector(std::shared_ptr<Store> store, int rank, std::vector<int> watched, std::chrono::milliseconds period,
+                  std::chrono::milliseconds timeout, OnFailure onFailure, OnVerdict onVerdict);
   /// Says goodbye (peers stop watching this rank) and stops the thread.
   ~FailureDetector();
   FailureDetector(const FailureDetector&) = delete;
@@ -36,12 +43,16 @@ class FailureDetector {
   void run();
   void beat();
   void watch();
+  void lookForVerdict();
 
   std::shared_ptr<Store> store_;
-  const int rank_, size_;
+  const int rank_;
   const std::chrono::milliseconds period_, timeout_;
   OnFailure onFailure_;
+  OnVerdict onVerdict_;
+  bool verdictHeard_ = false;
   struct Peer {
+    int rank = -1;
     std::int64_t lastValue = -1;
     std::chrono::steady_clock::time_point lastChange;
     bool gone = false;  // said goodbye, or already reported

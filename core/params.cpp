@@ -19,7 +19,7 @@ const std::vector<Info> kParams = {
     {"TIERCC_DOMAIN_ID", "int", "", "this rank's scale-up domain (any integer; overrides host detection)"},
     {"TIERCC_TIMEOUT", "duration", "300s", "deadline of every blocking wait (e.g. 300s, 1500ms, 5m)"},
     {"TIERCC_HEARTBEAT_PERIOD", "duration", "1s", "how often each rank beats in the store (failure detector)"},
-    {"TIERCC_HEARTBEAT_TIMEOUT", "duration", "30s",
+    {"TIERCC_HEARTBEAT_TIMEOUT", "duration", "5s",
      "a rank whose heartbeat stalls this long is declared failed, naming it; 0 disables"},
     {"TIERCC_TRANSPORT", "string", "", "scale-out transport: ibverbs, ucx or tcp (default: the first that works here)"},
     {"TIERCC_SOCKET_IFADDR", "string", "127.0.0.1", "address the TCP scale-out transport listens on"},

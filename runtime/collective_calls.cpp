@@ -9,7 +9,7 @@
 #include "core/log.hpp"
 #include "exec/executor.hpp"
 #include "runtime/communicator_impl.hpp"
-#include "runtime/failure_verdict.hpp"
+#include "bootstrap/failure_verdict.hpp"
 
 namespace tiercc {
 namespace {

@@ -16,6 +16,7 @@
 #include "core/params.hpp"
 #include "plan/selector.hpp"
 #include "runtime/communicator_impl.hpp"
+#include "runtime/watched_peers.hpp"
 #include "runtime/env.hpp"
 #include "runtime/tier_model.hpp"
 #include "runtime/tier_probe.hpp"
@@ -207,9 +208,26 @@ void Communicator::Impl::startFailureDetector() {
     parseHostPort(setup_.storeAddr, host, port);
     base = connectTcpStore(host, port, Deadline::after(timeout_));
   }
-  detector_ =
-      std::make_unique<FailureDetector>(std::make_shared<PrefixStore>(base, setup_.prefix), setup_.rank, setup_.size,
-                                        period, timeout, [this](int r, const std::string& why) { peerFailed(r, why); });
+  detector_ = std::make_unique<FailureDetector>(
+      std::make_shared<PrefixStore>(base, setup_.prefix), setup_.rank, watchedPeers(topo_), period, timeout,
+      [this](int r, const std::string& why) { peerFailed(r, why); },
+      [this](const std::string& verdict) { verdictHeard(verdict); });
+}
+
+// Another rank's verdict, heard by the failure detector: this rank may have nothing in flight,
+// or be waiting on a rank that is itself waiting on the failed one.
+void Communicator::Impl::verdictHeard(const std::string& verdict) {
+  if (broken_.load(std::memory_order_acquire)) return;
+  Error e(ErrorCode::PeerFailure, concat("another rank failed [root cause, ", verdict, "]"));
+  {
+    std::lock_guard<std::mutex> lock(statsMutex_);
+    if (brokenBy_) return;
+    brokenBy_ = std::make_exception_ptr(e);
+    broken_.store(true, std::memory_order_release);
+  }
+  TIERCC_LOG(Warn, Init) << e.what();
+  domain_->abort();
+  if (transport_) transport_->abort();
 }
 
 void Communicator::Impl::peerFailed(int rank, const std::string& why) {

@@ -88,6 +88,8 @@ class Communicator::Impl {
   void startFailureDetector();
   /// The failure detector's verdict: this communicator stops, and its waits end now.
   void peerFailed(int rank, const std::string& why);
+  /// Another rank's published failure verdict: the same, naming the root cause.
+  void verdictHeard(const std::string& verdict);
   void exitRendezvous();
 
   CommSetup setup_;

@@ -157,6 +157,33 @@ TEST(Failure, StoppedRankIsNamedByTheFailureDetector) {
 }
 
 // Ranks with different settings all stop at init with the same clear error, none waits.
+// 2x4, rank 5 stopped: its neighbours (4, 6, 1) watch it; the other four do not, and learn of it
+// from the verdict their detectors find in the store. All seven raise, naming rank 5.
+TEST(Failure, StoppedRankIsNamedOnRanksThatDoNotWatchIt) {
+  JobOptions jo = failureJob(4);
+  jo.env.push_back({"TIERCC_HEARTBEAT_PERIOD", "100ms"});
+  jo.env.push_back({"TIERCC_HEARTBEAT_TIMEOUT", "1500ms"});
+  JobResult result = runRanks(8, [](int rank, const std::string& store) {
+    Communicator comm(store, 8, rank);
+    comm.barrier();
+    if (rank == 5) {
+      pid_t self = getpid();
+      if (fork() == 0) {
+        sleep(5);  // past the survivors' checks (1.5 s timeout + a period)
+        kill(self, SIGKILL);
+        _exit(0);
+      }
+      raise(SIGSTOP);
+    }
+    expectAllreduceFails(comm, ErrorCode::PeerFailure, "rank 5 (domain 1", std::chrono::seconds(6));
+  }, jo);
+  ASSERT_EQ(result.ranks.size(), 8u);
+  for (int r = 0; r < 8; ++r) {
+    if (r == 5) continue;
+    EXPECT_TRUE(result.ranks[r].ok()) << result.report();
+  }
+}
+
 TEST(Failure, RanksThatDisagreeOnSettingsStopAtInit) {
   JobOptions jo = failureJob(0);
   jo.rankEnv = [](int r) {

@@ -6,6 +6,7 @@
 #include "runtime/env.hpp"
 #include "core/params.hpp"
 #include "runtime/rank_info.hpp"
+#include "runtime/watched_peers.hpp"
 #include "tiercc/error.hpp"
 
 namespace tiercc {
@@ -68,6 +69,28 @@ TEST(Topology, InconsistentOverridesAreErrors) {
   rs[1].domainSize = 2;
   rs[2].domainSize = 3;
   EXPECT_THROW(detectTopology(rs, 0), Error);
+}
+
+// The failure detector's watch: at most four neighbours, never itself, and every rank watched by
+// someone, on even, uneven and one-rank domains.
+TEST(Topology, EveryRankIsWatchedByANeighbour) {
+  const std::vector<std::vector<int>> layouts = {
+      {0}, {0, 0}, {0, 0, 0, 0, 1, 1, 1, 1}, {0, 0, 0, 1}, {0, 1}, {0, 0, 1, 1, 2}, {0, 1, 2, 3, 4}, {0, 0, 0}};
+  for (const auto& ids : layouts) {
+    const int n = static_cast<int>(ids.size());
+    auto rs = ranks(std::vector<std::string>(n, "h"));
+    for (int i = 0; i < n; ++i) rs[i].domainId = ids[i];
+    std::vector<int> watchers(n, 0);
+    for (int r = 0; r < n; ++r) {
+      const std::vector<int> watched = watchedPeers(detectTopology(rs, r));
+      EXPECT_LE(watched.size(), 4u);
+      for (int w : watched) {
+        EXPECT_NE(w, r);
+        ++watchers[w];
+      }
+    }
+    for (int r = 0; r < n && n > 1; ++r) EXPECT_GE(watchers[r], 1) << "rank " << r << " of " << n << " is unwatched";
+  }
 }
 
 TEST(Topology, RankInfoRoundTrips) {

@@ -1,7 +1,9 @@
 // The root cause of a failure, agreed through the store. When rank 3 dies, its neighbours see it
 // directly, but the ranks that only talk to those neighbours see them stop, and would name the
 // messenger. So the first rank to fail publishes what it saw before it stops its tiers, and every
-// rank that fails after it reports that verdict, with what it saw itself beside it.
+// rank that fails after it reports that verdict, with what it saw itself beside it. The failure
+// detectors read it too, so that ranks with nothing in flight hear of the failure within a
+// heartbeat period.
 #pragma once
 
 #include <string>
@@ -10,6 +12,9 @@
 #include "tiercc/store.hpp"
 
 namespace tiercc {
+
+/// Where the verdict lives, in the communicator's store namespace.
+inline constexpr const char* kFailureVerdictKey = "failure/verdict";
 
 /// Publishes `mine` as the communicator's failure verdict if no rank has yet, and returns the
 /// verdict: `mine` for the first rank to call, the first one's for everyone else (waiting for
