@@ -16,6 +16,9 @@ namespace tiercc {
 /// Where the verdict lives, in the communicator's store namespace.
 inline constexpr const char* kFailureVerdictKey = "failure/verdict";
 
+/// Publishes `mine` as the communicator's failure verdict if no rank has yet; true if it did.
+bool publishFailureVerdict(Store& store, const std::string& mine);
+
 /// Publishes `mine` as the communicator's failure verdict if no rank has yet, and returns the
 /// verdict: `mine` for the first rank to call, the first one's for everyone else (waiting for
 /// it until `deadline`). Throws what the store throws (the caller then keeps its own view).

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "bootstrap/failure_detector.hpp"
+#include "bootstrap/failure_verdict.hpp"
 #include "bootstrap/store.hpp"
 #include "core/cycle_clock.hpp"
 #include "core/errors.hpp"
@@ -16,10 +17,10 @@
 #include "core/params.hpp"
 #include "plan/selector.hpp"
 #include "runtime/communicator_impl.hpp"
-#include "runtime/watched_peers.hpp"
 #include "runtime/env.hpp"
 #include "runtime/tier_model.hpp"
 #include "runtime/tier_probe.hpp"
+#include "runtime/watched_peers.hpp"
 #include "scaleup-emu/emulated/emulated_domain.hpp"
 #include "scaleup-emu/shm/shm_domain.hpp"
 #include "transport/factory.hpp"
@@ -301,11 +302,19 @@ void Communicator::Impl::writeStatsFile() const {
       << ",\"last_algorithm\":\"" << s.algorithm << "\"}\n";
 }
 
+// The peers hear of it through the failure verdict (their detectors read it at each beat), so a
+// rank that aborts while they wait on it, or before they call, stops them within a period.
 void Communicator::Impl::abort() {
   if (aborted_.exchange(true)) return;
   TIERCC_LOG(Warn, Init) << "communicator aborted";
   if (domain_) domain_->abort();
   if (transport_) transport_->abort();
+  if (broken_.load(std::memory_order_acquire) || setup_.size < 2) return;  // a verdict is out already
+  try {
+    publishFailureVerdict(*store_, concat(topo_.nameRank(topo_.rank()), " aborted its communicator"));
+  } catch (const std::exception& e) {
+    TIERCC_LOG(Warn, Init) << "abort: could not tell the peers through the store (" << e.what() << ")";
+  }
 }
 
 std::unique_ptr<Communicator::Impl> Communicator::Impl::split(int color, int key) {

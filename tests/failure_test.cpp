@@ -184,6 +184,26 @@ TEST(Failure, StoppedRankIsNamedOnRanksThatDoNotWatchIt) {
   }
 }
 
+// A rank that aborts while the others wait on it stays alive (its heartbeat goes on): they hear
+// of the abort from the verdict it published, within a heartbeat period, naming it.
+TEST(Failure, AbortTellsThePeersWithinAPeriod) {
+  JobOptions jo = failureJob(2);
+  jo.env.push_back({"TIERCC_HEARTBEAT_PERIOD", "100ms"});
+  JobResult result = runRanks(4, [](int rank, const std::string& store) {
+    Communicator comm(store, 4, rank);
+    comm.barrier();
+    if (rank == 3) {
+      usleep(200 * 1000);  // the others are waiting in the allreduce
+      comm.abort();
+      sleep(3);
+      return;
+    }
+    expectAllreduceFails(comm, ErrorCode::PeerFailure, "rank 3 (domain 1, local rank 1) aborted its communicator",
+                         std::chrono::seconds(2));
+  }, jo);
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
 TEST(Failure, RanksThatDisagreeOnSettingsStopAtInit) {
   JobOptions jo = failureJob(0);
   jo.rankEnv = [](int r) {
