@@ -176,7 +176,9 @@ Error Communicator::Impl::withRootCause(const Error& local) const {
   if (code != ErrorCode::PeerFailure && code != ErrorCode::TransportError && code != ErrorCode::Timeout) return local;
   const std::string mine = concat("first seen by ", topo_.nameRank(topo_.rank()), ": ", local.what());
   try {
+    verdictOwn_ = true;  // until the store says another rank was first
     const std::string verdict = agreeOnFailureVerdict(*store_, mine, Deadline::after(std::chrono::seconds(2)));
+    verdictOwn_ = verdict == mine;
     if (verdict == mine) return local;
     return Error(code, concat(local.what(), " [root cause, ", verdict, "]"));
   } catch (const std::exception& storeError) {

@@ -218,7 +218,8 @@ void Communicator::Impl::startFailureDetector() {
 // Another rank's verdict, heard by the failure detector: this rank may have nothing in flight,
 // or be waiting on a rank that is itself waiting on the failed one.
 void Communicator::Impl::verdictHeard(const std::string& verdict) {
-  if (broken_.load(std::memory_order_acquire)) return;
+  // This rank's own verdict (it failed or aborted first) needs no hearing.
+  if (broken_.load(std::memory_order_acquire) || verdictOwn_.load()) return;
   Error e(ErrorCode::PeerFailure, concat("another rank failed [root cause, ", verdict, "]"));
   {
     std::lock_guard<std::mutex> lock(statsMutex_);
@@ -311,6 +312,7 @@ void Communicator::Impl::abort() {
   if (transport_) transport_->abort();
   if (broken_.load(std::memory_order_acquire) || setup_.size < 2) return;  // a verdict is out already
   try {
+    verdictOwn_ = true;
     publishFailureVerdict(*store_, concat(topo_.nameRank(topo_.rank()), " aborted its communicator"));
   } catch (const std::exception& e) {
     TIERCC_LOG(Warn, Init) << "abort: could not tell the peers through the store (" << e.what() << ")";

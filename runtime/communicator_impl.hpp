@@ -134,6 +134,7 @@ class Communicator::Impl {
   std::atomic<bool> aborted_{false};
   std::exception_ptr brokenBy_;      // the error that stopped this communicator, if any
   std::atomic<bool> broken_{false};  // brokenBy_ is set: lets every call check without the lock
+  mutable std::atomic<bool> verdictOwn_{false};  // this rank is publishing, or has published, the verdict
   std::unique_ptr<FailureDetector> detector_;
   OpQueue queue_;  // shut down first in ~Impl, so queued work finishes while the tiers exist
 };
