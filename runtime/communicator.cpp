@@ -220,21 +220,16 @@ void Communicator::Impl::startFailureDetector() {
 void Communicator::Impl::verdictHeard(const std::string& verdict) {
   // This rank's own verdict (it failed or aborted first) needs no hearing.
   if (broken_.load(std::memory_order_acquire) || verdictOwn_.load()) return;
-  Error e(ErrorCode::PeerFailure, concat("another rank failed [root cause, ", verdict, "]"));
-  {
-    std::lock_guard<std::mutex> lock(statsMutex_);
-    if (brokenBy_) return;
-    brokenBy_ = std::make_exception_ptr(e);
-    broken_.store(true, std::memory_order_release);
-  }
-  TIERCC_LOG(Warn, Init) << e.what();
-  domain_->abort();
-  if (transport_) transport_->abort();
+  stopWith(Error(ErrorCode::PeerFailure, concat("another rank failed [root cause, ", verdict, "]")));
 }
 
 void Communicator::Impl::peerFailed(int rank, const std::string& why) {
   if (broken_.load(std::memory_order_acquire)) return;
-  const Error e = withRootCause(Error(ErrorCode::PeerFailure, concat(topo_.nameRank(rank), " ", why)));
+  stopWith(withRootCause(Error(ErrorCode::PeerFailure, concat(topo_.nameRank(rank), " ", why))));
+}
+
+// Wakes every wait of this rank; execute() then reports brokenBy_, not the wake-up.
+void Communicator::Impl::stopWith(const Error& e) {
   {
     std::lock_guard<std::mutex> lock(statsMutex_);
     if (brokenBy_) return;
@@ -242,7 +237,6 @@ void Communicator::Impl::peerFailed(int rank, const std::string& why) {
     broken_.store(true, std::memory_order_release);
   }
   TIERCC_LOG(Warn, Init) << e.what();
-  // Wake every wait of this rank; execute() then reports brokenBy_, not the wake-up.
   domain_->abort();
   if (transport_) transport_->abort();
 }

@@ -90,6 +90,8 @@ class Communicator::Impl {
   void peerFailed(int rank, const std::string& why);
   /// Another rank's published failure verdict: the same, naming the root cause.
   void verdictHeard(const std::string& verdict);
+  /// Stops this communicator with `e` (unless it stopped already) and wakes its waits.
+  void stopWith(const Error& e);
   void exitRendezvous();
 
   CommSetup setup_;
