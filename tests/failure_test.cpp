@@ -33,6 +33,18 @@ void expectAllreduceFails(Communicator& comm, ErrorCode code, const std::string&
   TIERCC_CHECK(false, "allreduce succeeded although a peer is gone");
 }
 
+// Stops this rank (SIGSTOP: alive, but silent); someone must end it once stopped: a child that
+// kills it after `seconds`, outliving the survivors' checks.
+void stopUntilKilled(unsigned seconds) {
+  pid_t self = getpid();
+  if (fork() == 0) {
+    sleep(seconds);
+    kill(self, SIGKILL);
+    _exit(0);
+  }
+  raise(SIGSTOP);
+}
+
 JobOptions failureJob(int domainSize) {
   JobOptions jo;
   jo.env = {{"TIERCC_TIMEOUT", "30s"}, {"TIERCC_DEBUG", "NONE"}};
@@ -138,16 +150,7 @@ TEST(Failure, StoppedRankIsNamedByTheFailureDetector) {
   JobResult result = runRanks(2, [](int rank, const std::string& store) {
     Communicator comm(store, 2, rank);
     comm.barrier();
-    if (rank == 1) {
-      // Someone must end this rank once it is stopped: a child that outlives the check.
-      pid_t self = getpid();
-      if (fork() == 0) {
-        sleep(8);
-        kill(self, SIGKILL);
-        _exit(0);
-      }
-      raise(SIGSTOP);
-    }
+    if (rank == 1) stopUntilKilled(8);
     expectAllreduceFails(comm, ErrorCode::PeerFailure, "rank 1 (domain 0, local rank 1) stopped answering",
                          std::chrono::seconds(6));
   }, jo);
@@ -156,7 +159,6 @@ TEST(Failure, StoppedRankIsNamedByTheFailureDetector) {
   EXPECT_TRUE(WIFSIGNALED(result.ranks[1].status)) << result.ranks[1].describe();
 }
 
-// Ranks with different settings all stop at init with the same clear error, none waits.
 // 2x4, rank 5 stopped: its neighbours (4, 6, 1) watch it; the other four do not, and learn of it
 // from the verdict their detectors find in the store. All seven raise, naming rank 5.
 TEST(Failure, StoppedRankIsNamedOnRanksThatDoNotWatchIt) {
@@ -166,15 +168,7 @@ TEST(Failure, StoppedRankIsNamedOnRanksThatDoNotWatchIt) {
   JobResult result = runRanks(8, [](int rank, const std::string& store) {
     Communicator comm(store, 8, rank);
     comm.barrier();
-    if (rank == 5) {
-      pid_t self = getpid();
-      if (fork() == 0) {
-        sleep(5);  // past the survivors' checks (1.5 s timeout + a period)
-        kill(self, SIGKILL);
-        _exit(0);
-      }
-      raise(SIGSTOP);
-    }
+    if (rank == 5) stopUntilKilled(5);  // past the survivors' checks (1.5 s timeout + a period)
     expectAllreduceFails(comm, ErrorCode::PeerFailure, "rank 5 (domain 1", std::chrono::seconds(6));
   }, jo);
   ASSERT_EQ(result.ranks.size(), 8u);
@@ -204,6 +198,7 @@ TEST(Failure, AbortTellsThePeersWithinAPeriod) {
   EXPECT_TRUE(result.ok()) << result.report();
 }
 
+// Ranks with different settings all stop at init with the same clear error, none waits.
 TEST(Failure, RanksThatDisagreeOnSettingsStopAtInit) {
   JobOptions jo = failureJob(0);
   jo.rankEnv = [](int r) {
