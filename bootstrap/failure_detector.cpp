@@ -1,5 +1,6 @@
-// Heartbeats through the store (see failure_detector.hpp). Counters live under "hb/<rank>";
-// a goodbye is the value -1; a failure verdict under kFailureVerdictKey. The store's own errors (server gone) are left to the calls that
+// Heartbeats through the store (see failure_detector.hpp). A rank's beat is "<count> <status>"
+// under "hb/<rank>", the count rising by one a beat; a goodbye is the value -1; a failure verdict
+// lives under kFailureVerdictKey. The store's own errors (server gone) are left to the calls that
 // use it: the detector only stops watching.
 #include "bootstrap/failure_detector.hpp"
 
@@ -13,15 +14,26 @@
 namespace tiercc {
 namespace {
 
-std::string key(int rank) { return "hb/" + std::to_string(rank); }
+std::string key(int rank) { return FailureDetector::beatKey(rank); }
 
 }  // namespace
 
+std::string FailureDetector::beatKey(int rank) { return "hb/" + std::to_string(rank); }
+
+std::int64_t FailureDetector::beatCount(const std::string& value) {
+  return std::strtoll(value.c_str(), nullptr, 10);
+}
+
+std::string FailureDetector::beatStatus(const std::string& value) {
+  const auto space = value.find(' ');
+  return space == std::string::npos ? "" : value.substr(space + 1);
+}
+
 FailureDetector::FailureDetector(std::shared_ptr<Store> store, int rank, std::vector<int> watched,
                                  std::chrono::milliseconds period, std::chrono::milliseconds timeout,
-                                 OnFailure onFailure, OnVerdict onVerdict)
+                                 OnFailure onFailure, OnVerdict onVerdict, Status status)
     : store_(std::move(store)), rank_(rank), period_(period), timeout_(timeout), onFailure_(std::move(onFailure)),
-      onVerdict_(std::move(onVerdict)) {
+      onVerdict_(std::move(onVerdict)), status_(std::move(status)) {
   auto now = std::chrono::steady_clock::now();
   for (int r : watched) {
     if (r == rank_) continue;  // not watching ourselves
@@ -48,7 +60,12 @@ FailureDetector::~FailureDetector() {
   }
 }
 
-void FailureDetector::beat() { store_->add(key(rank_), 1); }
+// One write a beat, the count and the status together: watchers compare the count.
+void FailureDetector::beat() {
+  std::string value = std::to_string(++beats_);
+  if (status_) value += " " + status_();
+  store_->setString(key(rank_), value);
+}
 
 void FailureDetector::watch() {
   auto now = std::chrono::steady_clock::now();
@@ -61,7 +78,7 @@ void FailureDetector::watch() {
       p.lastChange = now;
       continue;
     }
-    std::int64_t value = std::strtoll(store_->getString(key(r), Deadline::after(period_)).c_str(), nullptr, 10);
+    const std::int64_t value = beatCount(store_->getString(key(r), Deadline::after(period_)));
     if (value < 0) {
       p.gone = true;
       continue;

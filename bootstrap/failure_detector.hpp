@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -28,12 +29,19 @@ class FailureDetector {
   using OnFailure = std::function<void(int rank, const std::string& why)>;
   /// Called once, from the detector's thread, with another rank's published failure verdict.
   using OnVerdict = std::function<void(const std::string& verdict)>;
+  /// What each beat carries after its count (the rank's progress: runtime/progress.hpp).
+  using Status = std::function<std::string()>;
 
   /// Starts beating and watching the ranks in `watched`. `store` must be private to this
   /// communicator and should be a connection of its own (a heartbeat must not wait behind a long
   /// blocking call).
   FailureDetector(std::shared_ptr<Store> store, int rank, std::vector<int> watched, std::chrono::milliseconds period,
-                  std::chrono::milliseconds timeout, OnFailure onFailure, OnVerdict onVerdict);
+                  std::chrono::milliseconds timeout, OnFailure onFailure, OnVerdict onVerdict, Status status = {});
+  /// The value a beat wrote for a rank, split: its count (-1: said goodbye) and the status text.
+  static std::int64_t beatCount(const std::string& value);
+  static std::string beatStatus(const std::string& value);
+  /// The key a rank beats under, in the communicator's namespace.
+  static std::string beatKey(int rank);
   /// Says goodbye (peers stop watching this rank) and stops the thread.
   ~FailureDetector();
   FailureDetector(const FailureDetector&) = delete;
@@ -50,6 +58,8 @@ class FailureDetector {
   const std::chrono::milliseconds period_, timeout_;
   OnFailure onFailure_;
   OnVerdict onVerdict_;
+  Status status_;
+  std::int64_t beats_ = 0;
   bool verdictHeard_ = false;
   struct Peer {
     int rank = -1;

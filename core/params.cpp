@@ -82,6 +82,18 @@ const std::vector<Info> kParams = {
     {"TIERCC_DEBUG", "string", "WARN", "log level: NONE, WARN, INFO, TRACE"},
     {"TIERCC_DEBUG_SUBSYS", "string", "ALL", "log subsystems: INIT,SHM,NET,COLL,PLAN,STORE,TUNE (^X excludes)"},
     {"TIERCC_STATS", "string", "", "file to append per-communicator tier statistics to (JSON lines) at destroy"},
+    {"TIERCC_FLIGHT_RECORDER", "int", "64",
+     "operations each communicator's flight recorder keeps (dumped as JSON on a timeout, a failure and SIGUSR1); 0: "
+     "none"},
+    {"TIERCC_FLIGHT_RECORDER_DIR", "string", "/tmp",
+     "folder of the flight recorder's dumps: tiercc-flight-<job>-<communicator>-rank<r>.json"},
+    {"TIERCC_METRICS_PORT", "int", "",
+     "serve Prometheus metrics on /metrics at this port plus the local rank (tiercc-run --metrics-port); unset: "
+     "none"},
+    {"TIERCC_METRICS_ADDR", "string", "127.0.0.1", "address the metrics endpoint listens on"},
+    {"TIERCC_TRACE", "string", "",
+     "folder to write a Chrome trace-event timeline per rank into (a span per collective and per plan step); "
+     "tiercc-run merges them"},
 };
 
 const Info& find(const std::string& name) {

@@ -2,6 +2,7 @@
 // scratch space a communicator keeps, and the counts it keeps per step.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -50,6 +51,22 @@ struct CallStats {
   std::uint64_t scaleOutBoundBytes = 0;
 };
 
+/// What a rank is doing right now, for the flight recorder and the progress it publishes: written
+/// by the executing thread at each step and wait (relaxed stores, a few a step), read by others as
+/// a snapshot.
+struct LiveState {
+  std::atomic<std::uint32_t> step{0};       ///< index of the plan step running
+  std::atomic<std::int32_t> waitingOn{-1};  ///< the rank this rank waits on, -1: none
+  std::atomic<std::uint8_t> waitTier{0};    ///< ... and on which tier (a Tier)
+  std::atomic<const Plan*> plan{nullptr};   ///< the plan running (the selector keeps its plans)
+
+  void waiting(int rank, Tier tier) {
+    waitTier.store(static_cast<std::uint8_t>(tier), std::memory_order_relaxed);
+    waitingOn.store(rank, std::memory_order_relaxed);
+  }
+  void done() { waitingOn.store(-1, std::memory_order_relaxed); }
+};
+
 struct ExecContext {
   const Topology& topo;
   Domain& domain;
@@ -64,6 +81,7 @@ struct ExecContext {
   LinkModel* scaleOutLink = nullptr;     ///< paces tier 1 sends (TIERCC_EMU_SCALEOUT_*); null: not paced
   std::chrono::milliseconds timeout{0};  ///< TIERCC_TIMEOUT: each round's waits get this long
   StepCount* current = nullptr;          ///< the step running now, which movedUp counts into
+  LiveState* live = nullptr;             ///< null: nobody looks
 
   /// This rank has read `bytes` from its domain peers: counts them for the current step and,
   /// with a link model, blocks until the modelled scale-up link would have carried them.

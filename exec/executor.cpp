@@ -173,6 +173,7 @@ class Pipeline {
     StepCount& counts = c_.ctx.stats.steps[i];
     c_.ctx.current = &counts;
     c_.step = i;
+    if (c_.ctx.live) c_.ctx.live->step.store(static_cast<std::uint32_t>(i), std::memory_order_relaxed);
     if (!clocked_) return f();
     const std::uint64_t before = cycles::now();
     f();
@@ -206,6 +207,7 @@ void runPlan(ExecContext& ctx, ExecState& state, const Choice& choice, const Pla
              std::uint32_t firstEpoch) {
   CallStats& stats = ctx.stats;
   stats.plan = &plan;
+  if (ctx.live) ctx.live->plan.store(&plan, std::memory_order_relaxed);
   stats.steps.assign(plan.steps.size(), StepCount{});  // keeps its capacity: no allocation once warm
   Call call(ctx, state, plan, args);
   if (!plan.unfit.empty()) fail(ErrorCode::NotSupported, ctx.what, ": ", plan.unfit);

@@ -9,14 +9,21 @@ std::uint32_t beginRound(ExecContext& ctx, std::uint32_t inFlight) {
   ctx.scratch.afterOneShot = ctx.scratch.afterMailboxOneShot = false;
   ctx.renewDeadline();
   for (int p = 0; p < dom.size(); ++p)
-    if (p != dom.localRank()) dom.waitUntil(p, kFlagReleased, epoch - inFlight, ctx.deadline, ctx.what);
+    if (p != dom.localRank()) {
+      if (ctx.live) ctx.live->waiting(ctx.topo.rankAt(ctx.topo.domain(), p), Tier::ScaleUp);
+      dom.waitUntil(p, kFlagReleased, epoch - inFlight, ctx.deadline, ctx.what);
+    }
+  if (ctx.live) ctx.live->done();
   return epoch;
 }
 
 void endRound(ExecContext& ctx, std::uint32_t epoch) { ctx.domain.signal(kFlagReleased, epoch); }
 
 void waitPeer(ExecContext& ctx, int peer, DomainFlag flag, std::uint32_t epoch) {
-  if (peer != ctx.domain.localRank()) ctx.domain.waitUntil(peer, flag, epoch, ctx.deadline, ctx.what);
+  if (peer == ctx.domain.localRank()) return;
+  if (ctx.live) ctx.live->waiting(ctx.topo.rankAt(ctx.topo.domain(), peer), Tier::ScaleUp);
+  ctx.domain.waitUntil(peer, flag, epoch, ctx.deadline, ctx.what);
+  if (ctx.live) ctx.live->done();
 }
 
 void TransferBatch::begin(ExecContext& ctx, StepCount& counts) {
@@ -63,7 +70,12 @@ void TransferBatch::recv(int peer, std::uint64_t tag, std::byte* buf, std::size_
 
 void TransferBatch::wait() {
   if (pending_.empty()) return;
+  if (LiveState* live = ctx_->live) {
+    const int peer = pending_.front()->peer;  // the first of the batch: a snapshot, not the whole set
+    live->waiting(peer, ctx_->topo.domainOf(peer) == ctx_->topo.domain() ? Tier::ScaleUp : Tier::ScaleOut);
+  }
   ctx_->transport->wait(pending_, ctx_->deadline, ctx_->what);
+  if (ctx_->live) ctx_->live->done();
   pending_.clear();
   used_ = 0;
   // Only the sender pays: the real transfer overlapped the modelled one since the first post,

@@ -4,12 +4,15 @@
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 
 #include "core/errors.hpp"
 #include "core/log.hpp"
 #include "exec/executor.hpp"
 #include "runtime/communicator_impl.hpp"
+#include "bootstrap/failure_detector.hpp"
 #include "bootstrap/failure_verdict.hpp"
+#include "runtime/hang_diagnosis.hpp"
 
 namespace tiercc {
 namespace {
@@ -78,7 +81,15 @@ Request Communicator::Impl::requestFor(const CallArgs& a) const {
   return req;
 }
 
-void Communicator::Impl::execute(const char* name, std::uint64_t seq, const CallArgs& args) {
+void Communicator::Impl::execute(const char* name, std::uint64_t seq, std::uint64_t recordId, const CallArgs& args) {
+  recorder_->started(recordId);
+  bool ok = false;
+  struct Ended {  // the recorder hears how it ended, whichever way it leaves
+    FlightRecorder& recorder;
+    std::uint64_t id;
+    const bool& ok;
+    ~Ended() { recorder.ended(id, ok); }
+  } ended{*recorder_, recordId, ok};
   if (aborted_.load()) fail(ErrorCode::Aborted, name, " #", seq, ": the communicator was aborted");
   if (broken_.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(statsMutex_);
@@ -101,25 +112,17 @@ void Communicator::Impl::execute(const char* name, std::uint64_t seq, const Call
                   scaleUpLink_.get(),
                   scaleOutLink_.get(),
                   timeout_};
+  ctx.live = &recorder_->live();
   TIERCC_LOG(Trace, Coll) << ctx.what << " start";
   try {
-    // A barrier is a one-byte allreduce (or empty messages): its token lives here.
-    std::uint8_t token = 1, result = 0;
-    CallArgs barrier;
-    const CallArgs* call = &args;
-    if (args.coll == Collective::Barrier) {
-      barrier = args;
-      barrier.send = &token;
-      barrier.recv = &result;
-      barrier.count = 1;
-      barrier.dt = DataType::U8;
-      barrier.op = ReduceOp::Max;
-      call = &barrier;
-    }
-    const Choice& choice = selector_->choose(requestFor(args), symmetric_ && symmetric_->liveAllocations() > 0);
-    tiercc::execute(ctx, exec_, choice, *call);
+    run(ctx, args);
   } catch (const Error& e) {
-    failed(e);
+    // A timeout, or a mismatch a transport saw, may be another rank's doing: the ranks' progress
+    // says whose (a peer that failed is named by the failure itself).
+    const bool collective = args.coll != Collective::Send && args.coll != Collective::Recv;
+    const bool diagnose = (e.code() == ErrorCode::Timeout || e.code() == ErrorCode::InvalidArgument) && collective &&
+                          !broken_.load();
+    failed(diagnose ? withDiagnosis(e, seq, args) : e);
     // A wait woken by the failure detector reports the rank it declared failed.
     std::lock_guard<std::mutex> lock(statsMutex_);
     std::rethrow_exception(brokenBy_);
@@ -130,6 +133,25 @@ void Communicator::Impl::execute(const char* name, std::uint64_t seq, const Call
     throw wrapped;
   }
   record(callStats_);
+  ok = true;
+}
+
+void Communicator::Impl::run(ExecContext& ctx, const CallArgs& args) {
+  // A barrier is a one-byte allreduce (or empty messages): its token lives here.
+  std::uint8_t token = 1, result = 0;
+  CallArgs barrier;
+  const CallArgs* call = &args;
+  if (args.coll == Collective::Barrier) {
+    barrier = args;
+    barrier.send = &token;
+    barrier.recv = &result;
+    barrier.count = 1;
+    barrier.dt = DataType::U8;
+    barrier.op = ReduceOp::Max;
+    call = &barrier;
+  }
+  const Choice& choice = selector_->choose(requestFor(args), symmetric_ && symmetric_->liveAllocations() > 0);
+  tiercc::execute(ctx, exec_, choice, *call);
 }
 
 void Communicator::Impl::record(const CallStats& call) {
@@ -169,11 +191,43 @@ void Communicator::Impl::failed(const Error& e) {
   TIERCC_LOG(Warn, Coll) << reason;
   domain_->poison(reason);
   if (transport_) transport_->abort();
+  if (first) dumpFlightRecorder(stated.what());
+}
+
+Error Communicator::Impl::withDiagnosis(const Error& timeout, std::uint64_t seq, const CallArgs& args) const {
+  if (!detector_) return timeout;  // nobody publishes progress
+  // After a timeout every rank's beats are seconds newer than the calls they describe. A mismatch
+  // shows within microseconds of the peers' calls: wait one beat, so that theirs are in the store.
+  if (timeout.code() != ErrorCode::Timeout) std::this_thread::sleep_for(heartbeatPeriod_ + std::chrono::milliseconds(50));
+  std::vector<std::optional<Progress>> all(topo_.size());
+  try {
+    for (int r = 0; r < topo_.size(); ++r) {
+      if (r == topo_.rank()) {
+        all[r] = recorder_->progress();
+        continue;
+      }
+      const std::string key = FailureDetector::beatKey(r);
+      if (!store_->check({key})) continue;
+      const std::string beat = store_->getString(key, Deadline::after(std::chrono::seconds(1)));
+      if (FailureDetector::beatCount(beat) >= 0)
+        all[r] = Progress::decode(FailureDetector::beatStatus(beat));
+      else
+        all[r] = Progress::left();
+    }
+  } catch (const std::exception& storeError) {
+    TIERCC_LOG(Warn, Coll) << "no hang diagnosis: the ranks' progress could not be read (" << storeError.what() << ")";
+    return timeout;
+  }
+  const std::string diagnosis = diagnoseHang(topo_, static_cast<std::int64_t>(seq), signatureOf(args), all, wallClockMs());
+  if (diagnosis.empty()) return timeout;
+  return Error(timeout.code(), concat(timeout.what(), "; ", diagnosis));
 }
 
 Error Communicator::Impl::withRootCause(const Error& local) const {
   const ErrorCode code = local.code();
-  if (code != ErrorCode::PeerFailure && code != ErrorCode::TransportError && code != ErrorCode::Timeout) return local;
+  if (code != ErrorCode::PeerFailure && code != ErrorCode::TransportError && code != ErrorCode::Timeout &&
+      code != ErrorCode::InvalidArgument)  // raised inside a collective: the ranks' calls differ
+    return local;
   const std::string mine = concat("first seen by ", topo_.nameRank(topo_.rank()), ": ", local.what());
   try {
     verdictOwn_ = true;  // until the store says another rank was first
@@ -194,19 +248,22 @@ void Communicator::Impl::runPointToPoint(const CallArgs& args) {
   if (aborted_.load()) fail(ErrorCode::Aborted, isSend ? "send" : "recv", ": the communicator was aborted");
   std::uint64_t pairSeq = (isSend ? sendSeq_ : recvSeq_)[args.peer]++;
   std::string name = concat(isSend ? "send to rank " : "recv from rank ", args.peer);
-  queue_.runInline([&] { execute(name.c_str(), pairSeq, args); });
+  const std::uint64_t id = recorder_->queued(pairSeq, args);
+  queue_.runInline([&] { execute(name.c_str(), pairSeq, id, args); });
 }
 
 void Communicator::Impl::runBlocking(const char* name, const CallArgs& args) {
   if (aborted_.load()) fail(ErrorCode::Aborted, name, ": the communicator was aborted");
   std::uint64_t seq = nextSeq_++;
-  queue_.runInline([&] { execute(name, seq, args); });
+  const std::uint64_t id = recorder_->queued(seq, args);
+  queue_.runInline([&] { execute(name, seq, id, args); });
 }
 
 Work Communicator::Impl::runAsync(const char* name, std::shared_ptr<const OwnedCall> call) {
   if (aborted_.load()) fail(ErrorCode::Aborted, name, ": the communicator was aborted");
   std::uint64_t seq = nextSeq_++;
-  return queue_.submit([this, name, seq, call = std::move(call)] { execute(name, seq, call->args); });
+  const std::uint64_t id = recorder_->queued(seq, call->args);
+  return queue_.submit([this, name, seq, id, call = std::move(call)] { execute(name, seq, id, call->args); });
 }
 
 // ---- public API --------------------------------------------------------------------------

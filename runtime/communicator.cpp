@@ -1,6 +1,7 @@
 // Communicator lifecycle: joining the store, building the topology, wiring the two tiers,
 // split, abort, statistics and teardown.
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "plan/selector.hpp"
 #include "runtime/communicator_impl.hpp"
 #include "runtime/env.hpp"
+#include "runtime/signal_dump.hpp"
 #include "runtime/tier_model.hpp"
 #include "runtime/tier_probe.hpp"
 #include "runtime/watched_peers.hpp"
@@ -75,10 +77,15 @@ Communicator::Impl::Impl(CommSetup setup) : setup_(std::move(setup)) {
   algoOverrides_ = parseAlgoOverrides(params::getString("TIERCC_ALGO"));  // a bad value fails before any wait
   pathOverride_ = parsePathOverride(params::getString("TIERCC_PATH"));
   tierModel_ = tierModelFromParams();
+  const std::int64_t recorded = params::getInt("TIERCC_FLIGHT_RECORDER");
+  TIERCC_REQUIRE_ARG(recorded >= 0 && recorded <= 1 << 20, "TIERCC_FLIGHT_RECORDER must be in [0, 1048576], got ",
+                     recorded);
+  recorder_ = std::make_unique<FlightRecorder>(static_cast<std::size_t>(recorded));
   store_ = std::make_shared<PrefixStore>(setup_.baseStore, setup_.prefix);
   if (!setup_.forcedDomain) log::setRank(setup_.rank);
   initTiers();
   startFailureDetector();
+  if (recorder_->capacity()) dumpSignal_ = onDumpSignal([this] { dumpFlightRecorder("SIGUSR1"); });
   TIERCC_LOG(Info, Init) << "communicator ready: rank " << topo_.rank() << " of " << topo_.size() << ", "
                          << topo_.describe() << ", scale-up " << domain_->name() << ", scale-out "
                          << (transport_ ? transport_->name() : "none (one domain)");
@@ -202,6 +209,7 @@ void Communicator::Impl::startFailureDetector() {
   const auto timeout = params::getDuration("TIERCC_HEARTBEAT_TIMEOUT");
   if (setup_.size < 2 || timeout.count() == 0) return;
   const auto period = std::max(params::getDuration("TIERCC_HEARTBEAT_PERIOD"), std::chrono::milliseconds(10));
+  heartbeatPeriod_ = std::min(period, std::chrono::milliseconds(2000));
   std::shared_ptr<Store> base = setup_.baseStore;
   if (!setup_.storeAddr.empty()) {
     std::string host;
@@ -212,7 +220,7 @@ void Communicator::Impl::startFailureDetector() {
   detector_ = std::make_unique<FailureDetector>(
       std::make_shared<PrefixStore>(base, setup_.prefix), setup_.rank, watchedPeers(topo_), period, timeout,
       [this](int r, const std::string& why) { peerFailed(r, why); },
-      [this](const std::string& verdict) { verdictHeard(verdict); });
+      [this](const std::string& verdict) { verdictHeard(verdict); }, [this] { return recorder_->progress().encode(); });
 }
 
 // Another rank's verdict, heard by the failure detector: this rank may have nothing in flight,
@@ -239,9 +247,26 @@ void Communicator::Impl::stopWith(const Error& e) {
   TIERCC_LOG(Warn, Init) << e.what();
   domain_->abort();
   if (transport_) transport_->abort();
+  dumpFlightRecorder(e.what());
+}
+
+void Communicator::Impl::dumpFlightRecorder(const std::string& reason) const {
+  if (!recorder_->capacity()) return;
+  const std::string dir = params::getString("TIERCC_FLIGHT_RECORDER_DIR");
+  const std::string path = concat(dir, "/tiercc-flight-", setup_.jobId, "-", hashHex(setup_.prefix), "-rank",
+                                  topo_.rank(), ".json");
+  ::mkdir(dir.c_str(), 0777);  // one level, if missing; a failure shows when the file does not open
+  std::ofstream out(path, std::ios::trunc);
+  out << recorder_->json(topo_, setup_.prefix, reason);
+  out.close();
+  if (out)
+    TIERCC_LOG(Warn, Init) << "flight recorder: " << path;
+  else
+    TIERCC_LOG(Warn, Init) << "flight recorder: could not write " << path;
 }
 
 Communicator::Impl::~Impl() {
+  if (dumpSignal_) offDumpSignal(dumpSignal_);  // no dump may start once teardown has
   try {
     queue_.shutdown();  // finish queued work while the tiers still exist
     detector_.reset();  // say goodbye before leaving

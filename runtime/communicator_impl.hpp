@@ -12,6 +12,7 @@
 #include "core/errors.hpp"
 #include "exec/call.hpp"
 #include "plan/selector.hpp"
+#include "runtime/flight_recorder.hpp"
 #include "runtime/op_queue.hpp"
 #include "runtime/rank_info.hpp"
 #include "tiercc/tiercc.hpp"
@@ -76,7 +77,9 @@ class Communicator::Impl {
 
  private:
   void initTiers();
-  void execute(const char* name, std::uint64_t seq, const CallArgs& args);
+  /// Runs the operation the flight recorder knows as `recordId`.
+  void execute(const char* name, std::uint64_t seq, std::uint64_t recordId, const CallArgs& args);
+  void run(ExecContext& ctx, const CallArgs& args);
   /// What the planner is asked for `args`.
   Request requestFor(const CallArgs& args) const;
   /// Adds a finished call's counts to the statistics.
@@ -85,6 +88,11 @@ class Communicator::Impl {
   void failed(const Error& e);
   /// `local` with the failure verdict of the rank that failed first, when that was another rank.
   Error withRootCause(const Error& local) const;
+  /// A timeout in collective `seq` with what every rank's progress says of it: the rank that has
+  /// not entered it, or that entered another call (hang_diagnosis.hpp).
+  Error withDiagnosis(const Error& timeout, std::uint64_t seq, const CallArgs& args) const;
+  /// Writes the flight recorder to its file (TIERCC_FLIGHT_RECORDER_DIR), saying why.
+  void dumpFlightRecorder(const std::string& reason) const;
   void startFailureDetector();
   /// The failure detector's verdict: this communicator stops, and its waits end now.
   void peerFailed(int rank, const std::string& why);
@@ -138,6 +146,9 @@ class Communicator::Impl {
   std::atomic<bool> broken_{false};  // brokenBy_ is set: lets every call check without the lock
   mutable std::atomic<bool> verdictOwn_{false};  // this rank is publishing, or has published, the verdict
   std::unique_ptr<FailureDetector> detector_;
+  std::chrono::milliseconds heartbeatPeriod_{0};  // how stale a peer's published progress may be
+  std::unique_ptr<FlightRecorder> recorder_;  // before the queue: queued work records into it
+  int dumpSignal_ = 0;                        // the SIGUSR1 registration (signal_dump.hpp)
   OpQueue queue_;  // shut down first in ~Impl, so queued work finishes while the tiers exist
 };
 

@@ -175,7 +175,7 @@ RecvState* Connection::recvBySeq(std::uint32_t seq) {
 }
 
 void Connection::mismatch(const MsgHeader& h, const TransferOp& op, const char* side) {
-  poison(ErrorCode::TransportError,
+  poison(ErrorCode::InvalidArgument,  // not the transport's fault: the ranks called different operations
          concat(side[0] == 'r' ? "message from " : "receive posted by ", name_,
                 side[0] == 'r' ? " does not match the posted receive: got tag " : " does not match the message sent to it: got tag ",
                 h.tag, " length ", h.len, ", expected tag ", op.tag, " length ", op.len,

@@ -86,7 +86,7 @@ void Connection::progressReceives(RegionTable& regions) {
       if (recvs.empty()) return;  // the message waits in the socket until a receive is posted
       TransferOp& op = *recvs.front();
       if (rx.tag != op.tag || rx.len != op.len)
-        return poison(ErrorCode::TransportError,
+        return poison(ErrorCode::InvalidArgument,  // the ranks called different operations
                       concat("message from ", name, " does not match the posted receive: got tag ", rx.tag,
                              " length ", rx.len, ", expected tag ", op.tag, " length ", op.len,
                              " (mismatched collectives across ranks?)"));

@@ -112,7 +112,8 @@ void UcxTransport::completeReceive(Pending& p, Peer& peer) {
   std::string got = p.headerArrived ? concat("tag ", p.header.tag, " length ", p.header.len)
                     : p.status == UCS_ERR_MESSAGE_TRUNCATED ? concat("more than ", op.len, " bytes")
                                                             : concat(p.payloadBytes, " bytes without a header");
-  poison(peer, ErrorCode::TransportError,
+  // Not the transport's fault: the ranks called different operations (a caller's error).
+  poison(peer, ErrorCode::InvalidArgument,
          concat("message from ", peer.name, " does not match the posted receive: got ", got, ", expected tag ", op.tag,
                 " length ", op.len, " (mismatched collectives across ranks?)"));
 }

@@ -1,0 +1,244 @@
+// Hangs named in the error: every rank's published progress says which rank holds a collective up
+// (it never entered it, or entered a different call), and the flight recorder shows each rank's
+// last operations. The pure parts are checked on made-up progress; the rest on real 2x4 jobs.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "runtime/hang_diagnosis.hpp"
+#include "runtime/progress.hpp"
+#include "tests/support/multiprocess.hpp"
+#include "tiercc/tiercc.hpp"
+
+namespace tiercc::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Topology twoByFour(int rank) {
+  std::vector<int> domainOf = {0, 0, 0, 0, 1, 1, 1, 1};
+  return Topology::fromDomainKeys(domainOf, rank);
+}
+
+CallSignature allreduceOf(std::size_t count) {
+  return {Collective::AllReduce, count, DataType::F32, ReduceOp::Sum, -1};
+}
+
+Progress at(std::int64_t entered, std::int64_t completed, CallSignature call, OpState state) {
+  Progress p;
+  p.entered = entered;
+  p.completed = completed;
+  p.completedAtMs = 1000;
+  p.current = call;
+  p.state = state;
+  return p;
+}
+
+TEST(Progress, EncodesAndDecodesEveryField) {
+  Progress p = at(10, 9, {Collective::Broadcast, 77, DataType::BF16, ReduceOp::Sum, 3}, OpState::Running);
+  p.step = 2;
+  p.steps = 6;
+  p.waitingOn = 5;
+  p.waitTier = Tier::ScaleOut;
+  const auto back = Progress::decode(p.encode());
+  ASSERT_TRUE(back) << p.encode();
+  EXPECT_EQ(back->encode(), p.encode());
+  EXPECT_EQ(back->entered, 10);
+  EXPECT_EQ(back->current.root, 3);
+  EXPECT_EQ(back->waitTier, Tier::ScaleOut);
+  EXPECT_FALSE(Progress::decode("17"));
+  EXPECT_FALSE(Progress::decode("e=1 c=0 t=0 s=9 k=0 n=1 d=0 o=0 r=-1 st=0/0 w=-1 wt=0"));  // no such state
+}
+
+TEST(Progress, SignaturesCompareOnlyWhatTheCollectiveUses) {
+  CallSignature a = allreduceOf(8), b = allreduceOf(8);
+  b.root = 4;  // an allreduce has no root
+  EXPECT_TRUE(a.matches(b));
+  b.op = ReduceOp::Max;
+  EXPECT_FALSE(a.matches(b));
+  EXPECT_FALSE(a.matches(allreduceOf(9)));
+  CallSignature v1{Collective::AllToAllv, 0, DataType::F32}, v2{Collective::AllToAllv, 0, DataType::F32};
+  EXPECT_TRUE(v1.matches(v2));
+  EXPECT_EQ(a.describe(10), "allreduce #10 (8 x f32, sum)");
+  EXPECT_EQ((CallSignature{Collective::Broadcast, 4, DataType::I32, ReduceOp::Sum, 2}).describe(3),
+            "broadcast #3 (4 x i32, root 2)");
+}
+
+TEST(HangDiagnosis, NamesTheRankThatNeverEnteredAndWhoWaits) {
+  std::vector<std::optional<Progress>> all(8);
+  for (int r = 0; r < 8; ++r) all[r] = at(10, 9, allreduceOf(64), OpState::Running);
+  all[5] = at(9, 9, allreduceOf(64), OpState::Done);
+  all[5]->completedAtMs = 5200;
+  const std::string d = diagnoseHang(twoByFour(0), 10, allreduceOf(64), all, 10000);
+  EXPECT_NE(d.find("rank 5 (domain 1, local rank 1) has not entered allreduce #10 (64 x f32, sum); it completed #9 "
+                   "4.8 s ago"),
+            std::string::npos)
+      << d;
+  EXPECT_NE(d.find("waiting in allreduce #10 (64 x f32, sum): ranks 0-4, 6, 7"), std::string::npos) << d;
+}
+
+TEST(HangDiagnosis, NamesAMismatchWithBothCalls) {
+  std::vector<std::optional<Progress>> all(8);
+  for (int r = 0; r < 8; ++r) all[r] = at(3, 2, allreduceOf(64), OpState::Running);
+  all[6] = at(3, 2, {Collective::Broadcast, 64, DataType::F32, ReduceOp::Sum, 0}, OpState::Running);
+  const std::string d = diagnoseHang(twoByFour(1), 3, allreduceOf(64), all, 10000);
+  EXPECT_NE(d.find("rank 6 (domain 1, local rank 2) called broadcast #3 (64 x f32, root 0) where ranks 0-5, 7 "
+                   "called allreduce #3 (64 x f32, sum): the ranks' calls do not match"),
+            std::string::npos)
+      << d;
+  // Seen from the odd rank itself, the culprit is the same.
+  const std::string fromSix = diagnoseHang(twoByFour(6), 3, all[6]->current, all, 10000);
+  EXPECT_NE(fromSix.find("rank 6 (domain 1, local rank 2) called broadcast #3"), std::string::npos) << fromSix;
+}
+
+TEST(HangDiagnosis, SaysWhereALateRankIsAndWhoPublishedNothing) {
+  std::vector<std::optional<Progress>> all(8);
+  for (int r = 0; r < 8; ++r) all[r] = at(4, 3, allreduceOf(1), OpState::Running);
+  all[2] = at(3, 2, {Collective::Barrier}, OpState::Running);
+  all[2]->step = 1;
+  all[2]->steps = 3;
+  all[2]->waitingOn = 7;
+  all[2]->waitTier = Tier::ScaleOut;
+  all[7].reset();
+  all[6] = Progress::left();
+  const std::string d = diagnoseHang(twoByFour(0), 4, allreduceOf(1), all, 10000);
+  EXPECT_NE(d.find("rank 2 (domain 0, local rank 2) has not entered allreduce #4 (1 x f32, sum); it is still in "
+                   "barrier #3, step 2 of 3, waiting on rank 7 (scale-out)"),
+            std::string::npos)
+      << d;
+  EXPECT_NE(d.find("no progress published by ranks 7; ranks 6 have left"), std::string::npos) << d;
+  // Everyone in the same call: the waits' own messages say the rest.
+  for (int r = 0; r < 8; ++r) all[r] = at(4, 3, allreduceOf(1), OpState::Running);
+  EXPECT_EQ(diagnoseHang(twoByFour(0), 4, allreduceOf(1), all, 10000), "");
+  EXPECT_EQ(rankRanges({0, 1, 2, 4, 5, 9}), "0-2, 4, 5, 9");
+}
+
+JobOptions hangJob() {
+  JobOptions jo;
+  jo.env = {{"TIERCC_TIMEOUT", "5s"},
+            {"TIERCC_DEBUG", "NONE"},
+            {"TIERCC_DOMAIN_SIZE", "4"},
+            {"TIERCC_FLIGHT_RECORDER_DIR", std::filesystem::temp_directory_path() / "tiercc-hang-test"}};
+  jo.timeout = std::chrono::seconds(60);
+  return jo;
+}
+
+// Runs allreduce #9 (after nine good ones), which must fail within `limit` (counted from its
+// start), with every needle in the message: as a timeout on the ranks that time out, or as a peer
+// failure on those that hear the first one's verdict before their own deadline.
+void expectTenthFails(Communicator& comm, const std::vector<std::string>& needles,
+                      std::chrono::milliseconds limit) {
+  std::vector<float> buf(4096, 1.0f);
+  const auto start = Clock::now();
+  try {
+    comm.allreduce(buf.data(), buf.data(), buf.size(), DataType::F32, ReduceOp::Sum);
+  } catch (const Error& e) {
+    const auto took = Clock::now() - start;
+    const std::string msg = e.what();
+    TIERCC_CHECK(e.code() == ErrorCode::Timeout || e.code() == ErrorCode::PeerFailure,
+                 "error code " << toString(e.code()) << ": " << msg);
+    for (const std::string& needle : needles)
+      TIERCC_CHECK(msg.find(needle) != std::string::npos, "rank " << comm.rank() << ": no '" << needle << "' in: " << msg);
+    TIERCC_CHECK(took < limit, "took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+    return;
+  }
+  TIERCC_CHECK(false, "allreduce #9 succeeded without rank 5");
+}
+
+void nineAllreduces(Communicator& comm) {
+  std::vector<float> buf(4096, 1.0f);
+  for (int i = 0; i < 9; ++i) comm.allreduce(buf.data(), buf.data(), buf.size(), DataType::F32, ReduceOp::Sum);
+}
+
+// The case: 2x4, TIERCC_TIMEOUT=5s, rank 5 alive but skipping allreduce #9. Every one of
+// the other seven raises within 6 s naming rank 5 as the rank that has not entered it, whatever
+// peer it was itself waiting for.
+TEST(Hang, SkippedCollectiveIsNamedOnEveryRank) {
+  JobResult result = runRanks(8, [](int rank, const std::string& store) {
+    Communicator comm(store, 8, rank);
+    nineAllreduces(comm);
+    if (rank == 5) {
+      sleep(8);  // alive and beating, but not calling
+      return;
+    }
+    expectTenthFails(comm, {"rank 5 (domain 1, local rank 1) has not entered allreduce #9 (4096 x f32, sum); it completed #8"},
+                     std::chrono::milliseconds(6000));
+  }, hangJob());
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
+// Rank 5 calls a broadcast where the others call allreduce #9: they are named as a mismatch,
+// with both calls, on every rank.
+TEST(Hang, MismatchedCallIsNamedWithBothCalls) {
+  JobResult result = runRanks(8, [](int rank, const std::string& store) {
+    Communicator comm(store, 8, rank);
+    nineAllreduces(comm);
+    if (rank == 5) {
+      std::vector<float> buf(4096, 1.0f);
+      try {
+        comm.broadcast(buf.data(), buf.data(), buf.size(), DataType::F32, 0);
+      } catch (const Error&) {
+        // It fails too; the others' messages are what this test reads.
+      }
+      sleep(2);
+      return;
+    }
+    expectTenthFails(comm,
+                     {"rank 5 (domain 1, local rank 1) called broadcast #9 (4096 x f32, root 0)",
+                      "where ranks 0-4, 6, 7 called allreduce #9 (4096 x f32, sum): the ranks' calls do not match"},
+                     std::chrono::milliseconds(6000));
+  }, hangJob());
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
+std::string readWhole(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// SIGUSR1 makes every rank write its ring without stopping: the last N operations, oldest first,
+// each with its state; the job goes on afterwards.
+TEST(FlightRecorder, DumpsTheLastOperationsOnSIGUSR1) {
+  const auto dir = std::filesystem::temp_directory_path() / ("tiercc-flight-test-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  JobOptions jo;
+  jo.env = {{"TIERCC_FLIGHT_RECORDER", "4"}, {"TIERCC_FLIGHT_RECORDER_DIR", dir.string()}};
+  jo.timeout = std::chrono::seconds(60);
+  JobResult result = runRanks(2, [dir](int rank, const std::string& store) {
+    Communicator comm(store, 2, rank);
+    std::vector<float> buf(64, 1.0f);
+    for (int i = 0; i < 6; ++i) comm.allreduce(buf.data(), buf.data(), buf.size(), DataType::F32, ReduceOp::Sum);
+    comm.broadcast(buf.data(), buf.data(), buf.size(), DataType::F32, 1);
+    raise(SIGUSR1);
+    std::filesystem::path dump;
+    for (int i = 0; i < 100 && dump.empty(); ++i, usleep(50 * 1000))
+      for (const auto& f : std::filesystem::directory_iterator(dir))
+        if (f.path().string().ends_with("-rank" + std::to_string(rank) + ".json")) dump = f.path();
+    TIERCC_CHECK(!dump.empty(), "no dump in " << dir << " within 5 s of SIGUSR1");
+    usleep(100 * 1000);  // the file is written whole, but may be in progress
+    const std::string json = readWhole(dump);
+    TIERCC_CHECK(json.find("\"reason\":\"SIGUSR1\"") != std::string::npos, json);
+    TIERCC_CHECK(json.find("\"capacity\":4") != std::string::npos, json);
+    TIERCC_CHECK(json.find("\"seq\":2,") == std::string::npos, "the ring kept more than 4: " << json);
+    TIERCC_CHECK(json.find("{\"seq\":3,\"kind\":\"allreduce\"") != std::string::npos, json);
+    TIERCC_CHECK(json.find("{\"seq\":6,\"kind\":\"broadcast\",\"call\":\"broadcast #6 (64 x f32, root 1)\"") !=
+                     std::string::npos,
+                 json);
+    TIERCC_CHECK(json.find("\"state\":\"running\"") == std::string::npos, json);
+    comm.barrier();  // the job goes on
+  }, jo);
+  EXPECT_TRUE(result.ok()) << result.report();
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tiercc::test
