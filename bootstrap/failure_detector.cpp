@@ -72,28 +72,45 @@ void FailureDetector::watch() {
   for (Peer& p : peers_) {
     const int r = p.rank;
     if (p.gone) continue;
+    auto moved = [&] {
+      std::lock_guard<std::mutex> lock(peersMutex_);
+      p.lastChange = now;
+    };
     if (!store_->check({key(r)})) {
       // Not started yet: its first beat happens at init, which this rank has passed; a rank
       // still in init is covered by the init deadline.
-      p.lastChange = now;
+      moved();
       continue;
     }
     const std::int64_t value = beatCount(store_->getString(key(r), Deadline::after(period_)));
     if (value < 0) {
+      std::lock_guard<std::mutex> lock(peersMutex_);
       p.gone = true;
       continue;
     }
     if (value != p.lastValue) {
       p.lastValue = value;
-      p.lastChange = now;
+      moved();
       continue;
     }
     if (now - p.lastChange < timeout_) continue;
-    p.gone = true;
+    {
+      std::lock_guard<std::mutex> lock(peersMutex_);
+      p.gone = true;
+    }
     auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - p.lastChange).count();
     onFailure_(r, concat("stopped answering: no heartbeat in the store for ", silent, " ms (TIERCC_HEARTBEAT_TIMEOUT=",
                          timeout_.count(), "ms; it may be stopped, hung or its host gone)"));
   }
+}
+
+std::vector<std::pair<int, double>> FailureDetector::heartbeatAges() const {
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<std::pair<int, double>> ages;
+  std::lock_guard<std::mutex> lock(peersMutex_);
+  for (const Peer& p : peers_)
+    if (!p.gone) ages.emplace_back(p.rank, std::chrono::duration<double>(now - p.lastChange).count());
+  return ages;
 }
 
 // One check a beat: cheap, and bounded by the period for every rank, watched or not.

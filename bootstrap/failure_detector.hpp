@@ -17,6 +17,7 @@
 #include <string>
 #include <cstdint>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace tiercc {
@@ -42,6 +43,8 @@ class FailureDetector {
   static std::string beatStatus(const std::string& value);
   /// The key a rank beats under, in the communicator's namespace.
   static std::string beatKey(int rank);
+  /// Each watched peer that is still watched, with the seconds since its count last moved.
+  std::vector<std::pair<int, double>> heartbeatAges() const;
   /// Says goodbye (peers stop watching this rank) and stops the thread.
   ~FailureDetector();
   FailureDetector(const FailureDetector&) = delete;
@@ -68,6 +71,7 @@ class FailureDetector {
     bool gone = false;  // said goodbye, or already reported
   };
   std::vector<Peer> peers_;
+  mutable std::mutex peersMutex_;  // lastChange and gone, which heartbeatAges() reads from other threads
   std::mutex mutex_;
   std::condition_variable cv_;
   bool stopping_ = false;

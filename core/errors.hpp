@@ -29,6 +29,14 @@ template <typename... Args>
   throw Error(ErrorCode::SystemError, call + ": " + std::strerror(err));
 }
 
+/// An error that every rank taking part raises alike, from what they agreed (a direct path's
+/// descriptors saying the ranks' calls differ): the rank that raises it needs no other rank's
+/// verdict, and no hang diagnosis, to say what went wrong.
+class AgreedError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace tiercc
 
 /// Fails with InvalidArgument when the condition is false.

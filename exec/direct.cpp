@@ -62,13 +62,15 @@ void DirectRound::agree(ExecContext& ctx, const CallShape& shape, const void* se
     const BufferDescriptor& other = of(p);
     const int rank = ctx.topo.rankAt(domain, p);
     if (other.epoch != epoch_)
-      fail(ErrorCode::InvalidArgument, ctx.what, ": rank ", rank,
-           " did not take part in this call's direct round: it runs another collective or another size "
-           "(every rank must pass the same count, datatype, op and root)");
+      throw AgreedError(ErrorCode::InvalidArgument,
+                        concat(ctx.what, ": rank ", rank,
+                               " did not take part in this call's direct round: it runs another collective or another "
+                               "size (every rank must pass the same count, datatype, op and root)"));
     if (!(other.shape == first.shape))
-      fail(ErrorCode::InvalidArgument, ctx.what, ": rank ", rank, " passed ", describe(other.shape), " but rank ",
-           ctx.topo.rankAt(domain, 0), " passed ", describe(first.shape),
-           ": every rank must pass the same count, datatype, op and root");
+      throw AgreedError(ErrorCode::InvalidArgument,
+                        concat(ctx.what, ": rank ", rank, " passed ", describe(other.shape), " but rank ",
+                               ctx.topo.rankAt(domain, 0), " passed ", describe(first.shape),
+                               ": every rank must pass the same count, datatype, op and root"));
   }
 }
 

@@ -81,15 +81,23 @@ Request Communicator::Impl::requestFor(const CallArgs& a) const {
   return req;
 }
 
+// What every operation goes through: the flight recorder and the metrics hear how it ended.
 void Communicator::Impl::execute(const char* name, std::uint64_t seq, std::uint64_t recordId, const CallArgs& args) {
   recorder_->started(recordId);
-  bool ok = false;
-  struct Ended {  // the recorder hears how it ended, whichever way it leaves
-    FlightRecorder& recorder;
-    std::uint64_t id;
-    const bool& ok;
-    ~Ended() { recorder.ended(id, ok); }
-  } ended{*recorder_, recordId, ok};
+  const auto begun = std::chrono::steady_clock::now();
+  try {
+    executeCall(name, seq, args);
+  } catch (const Error& e) {
+    recorder_->ended(recordId, false);
+    std::lock_guard<std::mutex> lock(statsMutex_);
+    metrics_.failed(e.code());
+    throw;
+  }
+  recorder_->ended(recordId, true);
+  record(callStats_, args.coll, std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count());
+}
+
+void Communicator::Impl::executeCall(const char* name, std::uint64_t seq, const CallArgs& args) {
   if (aborted_.load()) fail(ErrorCode::Aborted, name, " #", seq, ": the communicator was aborted");
   if (broken_.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(statsMutex_);
@@ -116,6 +124,9 @@ void Communicator::Impl::execute(const char* name, std::uint64_t seq, std::uint6
   TIERCC_LOG(Trace, Coll) << ctx.what << " start";
   try {
     run(ctx, args);
+  } catch (const AgreedError& e) {
+    failed(e, true);
+    throw;
   } catch (const Error& e) {
     // A timeout, or a mismatch a transport saw, may be another rank's doing: the ranks' progress
     // says whose (a peer that failed is named by the failure itself).
@@ -132,8 +143,6 @@ void Communicator::Impl::execute(const char* name, std::uint64_t seq, std::uint6
     failed(wrapped);
     throw wrapped;
   }
-  record(callStats_);
-  ok = true;
 }
 
 void Communicator::Impl::run(ExecContext& ctx, const CallArgs& args) {
@@ -154,11 +163,13 @@ void Communicator::Impl::run(ExecContext& ctx, const CallArgs& args) {
   tiercc::execute(ctx, exec_, choice, *call);
 }
 
-void Communicator::Impl::record(const CallStats& call) {
+void Communicator::Impl::record(const CallStats& call, Collective coll, double seconds) {
   const Plan& plan = *call.plan;
   std::lock_guard<std::mutex> lock(statsMutex_);
+  metrics_.called(coll, plan.algorithm, plan.bytes, seconds);
   totals_.collectives += 1;
   totals_.scaleOutBoundBytes += call.scaleOutBoundBytes;
+  metrics_.scaleOutBoundBytes += call.scaleOutBoundBytes;
   totals_.algorithm = plan.algorithm;
   totals_.path = plan.path;
   totals_.lastSteps.resize(plan.steps.size());  // the same size call after call: no allocation
@@ -166,17 +177,19 @@ void Communicator::Impl::record(const CallStats& call) {
     const StepCount& n = call.steps[i];
     totals_.scaleUpBytes += n.scaleUpBytes;
     totals_.scaleOutBytes += n.scaleOutBytes;
+    metrics_.scaleUpBytes += n.scaleUpBytes;
+    metrics_.scaleOutBytes += n.scaleOutBytes;
     totals_.lastSteps[i] = {plan.steps[i].kind, plan.steps[i].tier, n};
   }
 }
 
 // A failed collective leaves the tiers mid-protocol: the communicator stops (later calls get
 // the same error) and tells its peers, so that they fail now rather than at their deadline.
-void Communicator::Impl::failed(const Error& e) {
+void Communicator::Impl::failed(const Error& e, bool agreed) {
   // The first failure is the one to report; a rank that fails because a peer stopped reports
   // the verdict of the rank that failed first (failure_verdict.hpp).
   const bool first = !broken_.load(std::memory_order_acquire);
-  const Error stated = first ? withRootCause(e) : e;
+  const Error stated = first && !agreed ? withRootCause(e) : e;
   std::string reason = stated.what();
   {
     std::lock_guard<std::mutex> lock(statsMutex_);

@@ -19,6 +19,7 @@
 #include "plan/selector.hpp"
 #include "runtime/communicator_impl.hpp"
 #include "runtime/env.hpp"
+#include "runtime/metrics_server.hpp"
 #include "runtime/signal_dump.hpp"
 #include "runtime/tier_model.hpp"
 #include "runtime/tier_probe.hpp"
@@ -86,6 +87,13 @@ Communicator::Impl::Impl(CommSetup setup) : setup_(std::move(setup)) {
   initTiers();
   startFailureDetector();
   if (recorder_->capacity()) dumpSignal_ = onDumpSignal([this] { dumpFlightRecorder("SIGUSR1"); });
+  if (!params::raw("TIERCC_METRICS_PORT").empty()) {
+    const std::int64_t port = params::getInt("TIERCC_METRICS_PORT") + hostIndex_;
+    TIERCC_REQUIRE_ARG(port > 0 && port < 65536, "TIERCC_METRICS_PORT plus the rank's index on its host (", hostIndex_,
+                       ") must be a port in [1, 65535], got ", port);
+    metricsHandle_ = registerMetrics(params::getString("TIERCC_METRICS_ADDR"), static_cast<std::uint16_t>(port),
+                                     [this] { return metricsSnapshot(); });
+  }
   TIERCC_LOG(Info, Init) << "communicator ready: rank " << topo_.rank() << " of " << topo_.size() << ", "
                          << topo_.describe() << ", scale-up " << domain_->name() << ", scale-out "
                          << (transport_ ? transport_->name() : "none (one domain)");
@@ -132,6 +140,8 @@ void Communicator::Impl::initTiers() {
       fail(ErrorCode::InvalidArgument, "ranks disagree on their settings: rank 0 has '", all[0].settings, "', rank ", r,
            " has '", all[r].settings, "' (set TIERCC_TRANSPORT, TIERCC_SHM_CHUNK, ... alike on every rank)");
   topo_ = detectTopology(all, rank);
+  hostIndex_ = static_cast<int>(
+      std::count_if(all.begin(), all.begin() + rank, [&](const RankInfo& r) { return r.hostId == mine.hostId; }));
 
   // Tier 0: shm when every member of the domain is on this host, else the emulated backend
   // (memory semantics over a transport of the domain's own); TIERCC_SCALEUP may force either.
@@ -266,7 +276,8 @@ void Communicator::Impl::dumpFlightRecorder(const std::string& reason) const {
 }
 
 Communicator::Impl::~Impl() {
-  if (dumpSignal_) offDumpSignal(dumpSignal_);  // no dump may start once teardown has
+  if (dumpSignal_) offDumpSignal(dumpSignal_);  // no dump or scrape may start once teardown has
+  if (metricsHandle_) unregisterMetrics(metricsHandle_);
   try {
     queue_.shutdown();  // finish queued work while the tiers still exist
     detector_.reset();  // say goodbye before leaving
@@ -291,6 +302,24 @@ void Communicator::Impl::exitRendezvous() {
     TIERCC_LOG(Info, Init) << "communicator teardown: not every rank said goodbye within "
                            << wait.count() << " ms; closing anyway (" << e.what() << ")";
   }
+}
+
+MetricSnapshot Communicator::Impl::metricsSnapshot() const {
+  MetricSnapshot m;
+  m.rank = topo_.rank();
+  m.size = topo_.size();
+  m.domain = topo_.domain();
+  m.localRank = topo_.localRank();
+  m.communicator = setup_.prefix;
+  {
+    std::lock_guard<std::mutex> lock(statsMutex_);
+    m.counts = metrics_;
+  }
+  const Progress p = recorder_->progress();
+  m.entered = p.entered;
+  m.completed = p.completed;
+  if (detector_) m.heartbeatAges = detector_->heartbeatAges();
+  return m;
 }
 
 TierStats Communicator::Impl::stats() const {
@@ -327,6 +356,10 @@ void Communicator::Impl::writeStatsFile() const {
 void Communicator::Impl::abort() {
   if (aborted_.exchange(true)) return;
   TIERCC_LOG(Warn, Init) << "communicator aborted";
+  {
+    std::lock_guard<std::mutex> lock(statsMutex_);
+    metrics_.aborts += 1;
+  }
   if (domain_) domain_->abort();
   if (transport_) transport_->abort();
   if (broken_.load(std::memory_order_acquire) || setup_.size < 2) return;  // a verdict is out already

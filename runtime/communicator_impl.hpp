@@ -13,6 +13,7 @@
 #include "exec/call.hpp"
 #include "plan/selector.hpp"
 #include "runtime/flight_recorder.hpp"
+#include "runtime/metrics.hpp"
 #include "runtime/op_queue.hpp"
 #include "runtime/rank_info.hpp"
 #include "tiercc/tiercc.hpp"
@@ -79,13 +80,18 @@ class Communicator::Impl {
   void initTiers();
   /// Runs the operation the flight recorder knows as `recordId`.
   void execute(const char* name, std::uint64_t seq, std::uint64_t recordId, const CallArgs& args);
+  void executeCall(const char* name, std::uint64_t seq, const CallArgs& args);
   void run(ExecContext& ctx, const CallArgs& args);
   /// What the planner is asked for `args`.
   Request requestFor(const CallArgs& args) const;
-  /// Adds a finished call's counts to the statistics.
-  void record(const CallStats& call);
+  /// Adds a finished call's counts to the statistics and the metrics.
+  void record(const CallStats& call, Collective coll, double seconds);
+  /// What /metrics shows of this communicator now.
+  MetricSnapshot metricsSnapshot() const;
   void writeStatsFile() const;
-  void failed(const Error& e);
+  /// Stops the communicator after `e`. `agreed`: every rank raises it alike (AgreedError), so no
+  /// verdict is published.
+  void failed(const Error& e, bool agreed = false);
   /// `local` with the failure verdict of the rank that failed first, when that was another rank.
   Error withRootCause(const Error& local) const;
   /// A timeout in collective `seq` with what every rank's progress says of it: the rank that has
@@ -141,6 +147,9 @@ class Communicator::Impl {
     };
     std::vector<Step> lastSteps;
   } totals_;
+  MetricCounts metrics_;  // under statsMutex_, like totals_
+  int metricsHandle_ = 0;  // the /metrics registration (metrics_server.hpp)
+  int hostIndex_ = 0;      // this rank's index among the ranks on its host (its metrics port offset)
   std::atomic<bool> aborted_{false};
   std::exception_ptr brokenBy_;      // the error that stopped this communicator, if any
   std::atomic<bool> broken_{false};  // brokenBy_ is set: lets every call check without the lock

@@ -14,6 +14,8 @@ packages=(
   # The PyTorch backend (python/): Debian's torch, its C++ headers, the pybind11 torch was
   # built with, and pytest for tests/torch.
   python3-torch libtorch-dev pybind11-dev python3-dev python3-pytest
+  prometheus              # scrapes a live job in tests/metrics (the /metrics endpoint)
+  python3-matplotlib      # tiercc-trace draws a job's timeline as a PNG
 )
 
 missing=()

@@ -17,14 +17,12 @@ namespace {
 // A rank count beyond this is almost certainly a typo, and each rank costs two pipes.
 constexpr long kMaxWorldSize = 4096;
 
-int parsePositiveInt(const std::string& option, const std::string& text) {
+int parsePositiveInt(const std::string& option, const std::string& text, long most = kMaxWorldSize) {
   errno = 0;
   char* end = nullptr;
   long value = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno != 0 || value < 1 || value > kMaxWorldSize) {
-    fail(ErrorCode::InvalidArgument, option, " needs an integer from 1 to ", kMaxWorldSize, ", got '", text,
-         "'");
-  }
+  if (text.empty() || *end != '\0' || errno != 0 || value < 1 || value > most)
+    fail(ErrorCode::InvalidArgument, option, " needs an integer from 1 to ", most, ", got '", text, "'");
   return static_cast<int>(value);
 }
 
@@ -138,6 +136,11 @@ RunOptions parseRunOptions(const std::vector<std::string>& args) {
       options.netnsPrefix = parseNetnsPrefix(takeValue());
     } else if (name == "--rail-subnet") {
       options.railSubnet = parseRailSubnet(takeValue());
+    } else if (name == "--metrics-port") {
+      options.metricsPort = parsePositiveInt(name, takeValue(), 65535);
+    } else if (name == "--metrics-addr") {
+      options.metricsAddr = takeValue();
+      if (options.metricsAddr->empty()) fail(ErrorCode::InvalidArgument, "--metrics-addr needs an address");
     } else if (name == "--no-prefix") {
       noValue();
       options.prefixOutput = false;
@@ -164,7 +167,8 @@ RunOptions parseRunOptions(const std::vector<std::string>& args) {
 std::string usageText() {
   return "usage: tiercc-run -n N [--domain-size K] [--transport tcp|ucx|ibverbs] [--timeout SEC]\n"
          "                  [--store-bind ADDR] [--netns-prefix P] [--rail-subnet A.B]\n"
-         "                  [--no-prefix] [-v|--verbose] [--] prog args...\n"
+         "                  [--metrics-port P [--metrics-addr ADDR]] [--no-prefix] [-v|--verbose]\n"
+         "                  [--] prog args...\n"
          "  -n N               start N ranks on this machine\n"
          "  --domain-size K    group ranks into scale-up domains of K (the last may be smaller)\n"
          "  --transport T      scale-out transport the ranks use (sets TIERCC_TRANSPORT)\n"
@@ -175,6 +179,10 @@ std::string usageText() {
          "                     and give them TIERCC_DOMAIN_ID=d; see bench/two-tier-net.sh\n"
          "  --rail-subnet A.B  give each rank TIERCC_SOCKET_IFADDR=A.B.<local rank>.<domain+1>,\n"
          "                     its rail's address in bench/two-tier-net.sh's plan (A.B = 198.18)\n"
+         "  --metrics-port P   each rank serves Prometheus metrics on http://ADDR:P+i/metrics, i its\n"
+         "                     index on its host (sets TIERCC_METRICS_PORT and TIERCC_METRICS_ADDR)\n"
+         "  --metrics-addr A   address the metrics endpoints listen on (default 127.0.0.1; with\n"
+         "                     --netns-prefix, the domain's management address)\n"
          "  --no-prefix        pass rank output through without \"[r<rank>.d<domain>] \" prefixes\n"
          "  -v, --verbose      describe the job before starting it\n";
 }

@@ -21,6 +21,9 @@ struct RunOptions {
   std::string storeBind = "127.0.0.1";     ///< --store-bind ADDR (kNetnsStoreBind with --netns-prefix)
   std::optional<std::string> netnsPrefix;  ///< --netns-prefix P: ranks of domain d run in netns P<d>
   std::optional<std::string> railSubnet;   ///< --rail-subnet A.B: TIERCC_SOCKET_IFADDR=A.B.<local>.<d+1>
+  std::optional<int> metricsPort;          ///< --metrics-port P: rank r of a host serves /metrics on P + r
+  std::optional<std::string> metricsAddr;  ///< --metrics-addr ADDR (default: 127.0.0.1, or the domain's
+                                           ///< management address with --netns-prefix)
   bool prefixOutput = true;                ///< cleared by --no-prefix
   bool verbose = false;                    ///< -v/--verbose
   bool help = false;                       ///< -h/--help: print usage and exit 0

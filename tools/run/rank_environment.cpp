@@ -30,6 +30,14 @@ std::vector<std::string> rankEnvironment(const RunOptions& options, const JobAdd
   // Namespaces share /dev/shm and the hostname, so host identity cannot tell their domains apart.
   if (options.netnsPrefix) ours.emplace_back("TIERCC_DOMAIN_ID", std::to_string(domainOf(options, rank)));
   if (options.railSubnet) ours.emplace_back("TIERCC_SOCKET_IFADDR", railAddressOf(options, rank));
+  if (options.metricsPort) {
+    // In a namespace, the launcher's side reaches a rank at its domain's management address only.
+    const std::string addr = options.metricsAddr       ? *options.metricsAddr
+                             : options.netnsPrefix ? managementAddressOf(domainOf(options, rank))
+                                                   : "127.0.0.1";
+    ours.emplace_back("TIERCC_METRICS_PORT", std::to_string(*options.metricsPort));
+    ours.emplace_back("TIERCC_METRICS_ADDR", addr);
+  }
   // torchrun's names, so that torch.distributed.init_process_group() finds the job as it does
   // under torchrun. A domain stands for a host: LOCAL_RANK counts inside it.
   ours.emplace_back("RANK", std::to_string(rank));
