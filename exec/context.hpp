@@ -67,6 +67,24 @@ struct LiveState {
   void done() { waitingOn.store(-1, std::memory_order_relaxed); }
 };
 
+/// One part of a step as it ran, for the timeline (TIERCC_TRACE): steady-clock nanoseconds, and
+/// the bytes it moved.
+struct StepSpan {
+  std::uint32_t step;
+  std::int32_t fragment;  ///< -1: a step run once for the whole call
+  bool wait;              ///< completing transfers the step posted earlier
+  std::int64_t beginNs, endNs;
+  std::uint64_t scaleUpBytes, scaleOutBytes;
+};
+/// The spans of the call running (cleared by its owner between calls; capacity kept).
+struct StepTrace {
+  std::vector<StepSpan> spans;
+  static std::int64_t now() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+};
+
 struct ExecContext {
   const Topology& topo;
   Domain& domain;
@@ -82,6 +100,7 @@ struct ExecContext {
   std::chrono::milliseconds timeout{0};  ///< TIERCC_TIMEOUT: each round's waits get this long
   StepCount* current = nullptr;          ///< the step running now, which movedUp counts into
   LiveState* live = nullptr;             ///< null: nobody looks
+  StepTrace* trace = nullptr;            ///< null: no timeline (TIERCC_TRACE unset)
 
   /// This rank has read `bytes` from its domain peers: counts them for the current step and,
   /// with a link model, blocks until the modelled scale-up link would have carried them.

@@ -144,7 +144,7 @@ class Pipeline {
 
   [[gnu::always_inline]] void runStep(Fragment& f, std::size_t i) {
     const StepRunner& runner = runnerFor(steps_[i].kind);
-    timed(i, [&] { runner.run(c_, steps_[i], f); });
+    timed(i, static_cast<std::int32_t>(f.index), false, [&] { runner.run(c_, steps_[i], f); });
     if (runner.finish) f.posted |= std::uint64_t(1) << (i < 64 ? i : 63);
   }
 
@@ -152,7 +152,7 @@ class Pipeline {
     for (std::size_t i = begin_; i < end_ && mask; ++i) {
       const std::uint64_t bit = std::uint64_t(1) << (i < 64 ? i : 63);
       if (!(mask & bit)) continue;
-      timed(i, [&] { runnerFor(steps_[i].kind).finish(c_, steps_[i], f); });
+      timed(i, static_cast<std::int32_t>(f.index), true, [&] { runnerFor(steps_[i].kind).finish(c_, steps_[i], f); });
       f.posted &= ~bit;
       mask &= ~bit;
     }
@@ -162,18 +162,30 @@ class Pipeline {
     Fragment whole{.count = c_.plan.count};
     const StepKind kind = steps_[i].kind;
     if (kind == StepKind::Agree) return;  // the executor agreed before running the plan
-    timed(i, [&] {
+    timed(i, -1, false, [&] {
       if (kind == StepKind::Close) return c_.state.direct.close();
       runnerFor(kind).run(c_, steps_[i], whole);
     });
   }
 
+  // Runs one part of step i (of `fragment`, -1: the whole call; `wait`: completing what it
+  // posted), counting into the step's counts, and into the trace when there is one.
   template <class F>
-  void timed(std::size_t i, F&& f) {
+  void timed(std::size_t i, std::int32_t fragment, bool wait, F&& f) {
     StepCount& counts = c_.ctx.stats.steps[i];
     c_.ctx.current = &counts;
     c_.step = i;
     if (c_.ctx.live) c_.ctx.live->step.store(static_cast<std::uint32_t>(i), std::memory_order_relaxed);
+    if (StepTrace* trace = c_.ctx.trace) [[unlikely]] {
+      const std::uint64_t up = counts.scaleUpBytes, out = counts.scaleOutBytes;
+      const std::int64_t begin = StepTrace::now();
+      const std::uint64_t ticks = clocked_ ? cycles::now() : 0;
+      f();
+      if (clocked_) counts.ticks += cycles::now() - ticks;
+      trace->spans.push_back({static_cast<std::uint32_t>(i), fragment, wait, begin, StepTrace::now(),
+                              counts.scaleUpBytes - up, counts.scaleOutBytes - out});
+      return;
+    }
     if (!clocked_) return f();
     const std::uint64_t before = cycles::now();
     f();

@@ -89,12 +89,25 @@ void Communicator::Impl::execute(const char* name, std::uint64_t seq, std::uint6
     executeCall(name, seq, args);
   } catch (const Error& e) {
     recorder_->ended(recordId, false);
+    if (trace_) traceCall(name, seq, args, begun, false);
     std::lock_guard<std::mutex> lock(statsMutex_);
     metrics_.failed(e.code());
     throw;
   }
   recorder_->ended(recordId, true);
-  record(callStats_, args.coll, std::chrono::duration<double>(std::chrono::steady_clock::now() - begun).count());
+  const auto ended = std::chrono::steady_clock::now();
+  if (trace_) traceCall(name, seq, args, begun, true);
+  record(callStats_, args.coll, std::chrono::duration<double>(ended - begun).count());
+}
+
+void Communicator::Impl::traceCall(const char* name, std::uint64_t seq, const CallArgs& args,
+                                   std::chrono::steady_clock::time_point begun, bool ok) {
+  using std::chrono::nanoseconds;
+  const auto ns = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration_cast<nanoseconds>(t.time_since_epoch()).count();
+  };
+  trace_->call(concat(name, " #", seq), args, recorder_->live().plan.load(std::memory_order_relaxed), ns(begun),
+               ns(std::chrono::steady_clock::now()), ok);
 }
 
 void Communicator::Impl::executeCall(const char* name, std::uint64_t seq, const CallArgs& args) {
@@ -121,6 +134,7 @@ void Communicator::Impl::executeCall(const char* name, std::uint64_t seq, const 
                   scaleOutLink_.get(),
                   timeout_};
   ctx.live = &recorder_->live();
+  if (trace_) ctx.trace = &trace_->steps();
   TIERCC_LOG(Trace, Coll) << ctx.what << " start";
   try {
     run(ctx, args);

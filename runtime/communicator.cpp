@@ -87,6 +87,8 @@ Communicator::Impl::Impl(CommSetup setup) : setup_(std::move(setup)) {
   initTiers();
   startFailureDetector();
   if (recorder_->capacity()) dumpSignal_ = onDumpSignal([this] { dumpFlightRecorder("SIGUSR1"); });
+  if (const std::string dir = params::getString("TIERCC_TRACE"); !dir.empty())
+    trace_ = std::make_unique<TraceWriter>(dir, setup_.jobId + "-" + hashHex(setup_.prefix), topo_, setup_.prefix);
   if (!params::raw("TIERCC_METRICS_PORT").empty()) {
     const std::int64_t port = params::getInt("TIERCC_METRICS_PORT") + hostIndex_;
     TIERCC_REQUIRE_ARG(port > 0 && port < 65536, "TIERCC_METRICS_PORT plus the rank's index on its host (", hostIndex_,

@@ -15,6 +15,7 @@
 #include "runtime/flight_recorder.hpp"
 #include "runtime/metrics.hpp"
 #include "runtime/op_queue.hpp"
+#include "runtime/trace_writer.hpp"
 #include "runtime/rank_info.hpp"
 #include "tiercc/tiercc.hpp"
 
@@ -81,6 +82,9 @@ class Communicator::Impl {
   /// Runs the operation the flight recorder knows as `recordId`.
   void execute(const char* name, std::uint64_t seq, std::uint64_t recordId, const CallArgs& args);
   void executeCall(const char* name, std::uint64_t seq, const CallArgs& args);
+  /// Writes the call that just ended, and its steps, to the timeline.
+  void traceCall(const char* name, std::uint64_t seq, const CallArgs& args, std::chrono::steady_clock::time_point begun,
+                 bool ok);
   void run(ExecContext& ctx, const CallArgs& args);
   /// What the planner is asked for `args`.
   Request requestFor(const CallArgs& args) const;
@@ -158,6 +162,7 @@ class Communicator::Impl {
   std::chrono::milliseconds heartbeatPeriod_{0};  // how stale a peer's published progress may be
   std::unique_ptr<FlightRecorder> recorder_;  // before the queue: queued work records into it
   int dumpSignal_ = 0;                        // the SIGUSR1 registration (signal_dump.hpp)
+  std::unique_ptr<TraceWriter> trace_;        // TIERCC_TRACE: the timeline, null when off
   OpQueue queue_;  // shut down first in ~Impl, so queued work finishes while the tiers exist
 };
 

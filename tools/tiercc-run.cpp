@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@
 #include "tools/run/options.hpp"
 #include "tools/run/rank_environment.hpp"
 #include "tools/run/signal_channel.hpp"
+#include "tools/run/trace_merge.hpp"
 #include "bootstrap/store.hpp"
 
 namespace {
@@ -74,9 +76,26 @@ int runJob(const tiercc::run::RunOptions& options) {
       std::cerr << "tiercc-run: no port for PyTorch's store (MASTER_PORT stays unset): " << e.what() << "\n";
     }
   }
+  if (options.traceDir) {
+    // Files of an earlier job would merge into this one's timeline.
+    std::error_code ec;
+    std::filesystem::create_directories(*options.traceDir, ec);
+    for (const auto& entry : std::filesystem::directory_iterator(*options.traceDir, ec))
+      if (entry.path().filename().string().rfind("tiercc-trace-", 0) == 0) std::filesystem::remove(entry.path(), ec);
+  }
   tiercc::run::JobSupervisor supervisor(options, signals);
   supervisor.launch(addresses);
-  return supervisor.run();
+  const int status = supervisor.run();
+  if (options.traceDir) {
+    try {
+      const int merged = tiercc::run::mergeTraces(*options.traceDir);
+      std::cerr << "tiercc-run: " << merged << " timelines merged into " << *options.traceDir << "/trace.json\n";
+    } catch (const std::exception& e) {
+      std::cerr << "tiercc-run: " << e.what() << "\n";
+      return status ? status : kLauncherError;
+    }
+  }
+  return status;
 }
 
 }  // namespace

@@ -81,10 +81,10 @@ def main():
     prom = subprocess.Popen([PROMETHEUS, "--config.file=" + os.path.join(work, "prometheus.yml"),
                              "--storage.tsdb.path=" + os.path.join(work, "data"), "--web.listen-address=" + web],
                             stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "prometheus.log"), "w"))
-    env = dict(os.environ, TIERCC_TEST_DIR=work)
+    env = dict(os.environ, TIERCC_TEST_DIR=work, TIERCC_TEST_STAY="1")
     job = subprocess.Popen([os.path.join(bin_dir, "tiercc-run"), "-n", str(RANKS), "--domain-size", str(DOMAIN_SIZE),
                             "--timeout", "120", "--metrics-port", str(metrics_base),
-                            os.path.join(bin_dir, "metrics_job")], env=env)
+                            os.path.join(bin_dir, "stats_job")], env=env)
     failures = []
     try:
         stats = {}

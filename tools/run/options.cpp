@@ -141,6 +141,9 @@ RunOptions parseRunOptions(const std::vector<std::string>& args) {
     } else if (name == "--metrics-addr") {
       options.metricsAddr = takeValue();
       if (options.metricsAddr->empty()) fail(ErrorCode::InvalidArgument, "--metrics-addr needs an address");
+    } else if (name == "--trace") {
+      options.traceDir = takeValue();
+      if (options.traceDir->empty()) fail(ErrorCode::InvalidArgument, "--trace needs a folder");
     } else if (name == "--no-prefix") {
       noValue();
       options.prefixOutput = false;
@@ -167,7 +170,8 @@ RunOptions parseRunOptions(const std::vector<std::string>& args) {
 std::string usageText() {
   return "usage: tiercc-run -n N [--domain-size K] [--transport tcp|ucx|ibverbs] [--timeout SEC]\n"
          "                  [--store-bind ADDR] [--netns-prefix P] [--rail-subnet A.B]\n"
-         "                  [--metrics-port P [--metrics-addr ADDR]] [--no-prefix] [-v|--verbose]\n"
+         "                  [--metrics-port P [--metrics-addr ADDR]] [--trace DIR] [--no-prefix]\n"
+         "                  [-v|--verbose]\n"
          "                  [--] prog args...\n"
          "  -n N               start N ranks on this machine\n"
          "  --domain-size K    group ranks into scale-up domains of K (the last may be smaller)\n"
@@ -183,6 +187,8 @@ std::string usageText() {
          "                     index on its host (sets TIERCC_METRICS_PORT and TIERCC_METRICS_ADDR)\n"
          "  --metrics-addr A   address the metrics endpoints listen on (default 127.0.0.1; with\n"
          "                     --netns-prefix, the domain's management address)\n"
+         "  --trace DIR        each rank writes its timeline into DIR (TIERCC_TRACE); at the end they\n"
+         "                     are merged into DIR/trace.json (Perfetto, chrome://tracing, tiercc-trace)\n"
          "  --no-prefix        pass rank output through without \"[r<rank>.d<domain>] \" prefixes\n"
          "  -v, --verbose      describe the job before starting it\n";
 }

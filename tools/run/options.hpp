@@ -24,6 +24,7 @@ struct RunOptions {
   std::optional<int> metricsPort;          ///< --metrics-port P: rank r of a host serves /metrics on P + r
   std::optional<std::string> metricsAddr;  ///< --metrics-addr ADDR (default: 127.0.0.1, or the domain's
                                            ///< management address with --netns-prefix)
+  std::optional<std::string> traceDir;     ///< --trace DIR: TIERCC_TRACE=DIR, merged into DIR/trace.json
   bool prefixOutput = true;                ///< cleared by --no-prefix
   bool verbose = false;                    ///< -v/--verbose
   bool help = false;                       ///< -h/--help: print usage and exit 0

@@ -30,6 +30,7 @@ std::vector<std::string> rankEnvironment(const RunOptions& options, const JobAdd
   // Namespaces share /dev/shm and the hostname, so host identity cannot tell their domains apart.
   if (options.netnsPrefix) ours.emplace_back("TIERCC_DOMAIN_ID", std::to_string(domainOf(options, rank)));
   if (options.railSubnet) ours.emplace_back("TIERCC_SOCKET_IFADDR", railAddressOf(options, rank));
+  if (options.traceDir) ours.emplace_back("TIERCC_TRACE", *options.traceDir);
   if (options.metricsPort) {
     // In a namespace, the launcher's side reaches a rank at its domain's management address only.
     const std::string addr = options.metricsAddr       ? *options.metricsAddr

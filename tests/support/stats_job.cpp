@@ -1,7 +1,8 @@
-// A job that stays up to be scraped: each rank runs a few collectives of several kinds, writes its
-// own statistics (Communicator::stats()) to $TIERCC_TEST_DIR/stats-<rank>.json, and waits (at most
-// a minute) for $TIERCC_TEST_DIR/done before leaving. prometheus_test.py compares what Prometheus
-// scraped from the ranks' /metrics with those files.
+// A job whose ranks say what they moved: each runs a few collectives of several kinds and writes
+// its own statistics (Communicator::stats()) to $TIERCC_TEST_DIR/stats-<rank>.json. With
+// TIERCC_TEST_STAY=1 it then stays up (at most a minute) until $TIERCC_TEST_DIR/done exists, to be
+// scraped. tests/metrics/prometheus_test.py compares what Prometheus scraped with those files,
+// tests/trace/trace_test.py the timeline's bytes.
 #include <unistd.h>
 
 #include <cstdio>
@@ -15,7 +16,7 @@
 int main() {
   const char* dir = std::getenv("TIERCC_TEST_DIR");
   if (!dir) {
-    std::fprintf(stderr, "metrics_job: set TIERCC_TEST_DIR\n");
+    std::fprintf(stderr, "stats_job: set TIERCC_TEST_DIR\n");
     return 2;
   }
   tiercc::Communicator comm = tiercc::Communicator::fromEnv();
@@ -36,8 +37,10 @@ int main() {
         << ",\"scaleout_bound_bytes\":" << s.scaleOutBoundBytes << "}\n";
   }
   std::rename((path + ".tmp").c_str(), path.c_str());  // whole, or not there
+  const char* stay = std::getenv("TIERCC_TEST_STAY");
   const std::string done = std::string(dir) + "/done";
-  for (int i = 0; i < 600 && access(done.c_str(), F_OK) != 0; ++i) usleep(100 * 1000);
+  for (int i = 0; stay && std::string(stay) == "1" && i < 600 && access(done.c_str(), F_OK) != 0; ++i)
+    usleep(100 * 1000);
   comm.barrier();
   return 0;
 }
