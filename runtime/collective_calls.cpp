@@ -6,6 +6,7 @@
 #include <cstring>
 #include <thread>
 
+#include "core/cycle_clock.hpp"
 #include "core/errors.hpp"
 #include "core/log.hpp"
 #include "exec/executor.hpp"
@@ -82,32 +83,32 @@ Request Communicator::Impl::requestFor(const CallArgs& a) const {
 }
 
 // What every operation goes through: the flight recorder and the metrics hear how it ended.
-void Communicator::Impl::execute(const char* name, std::uint64_t seq, std::uint64_t recordId, const CallArgs& args) {
-  recorder_->started(recordId);
-  const auto begun = std::chrono::steady_clock::now();
+// `queuedAt` 0: the call was not queued (it runs as it is issued). One cycle-clock read at each
+// end serves the recorder and the latency histogram.
+void Communicator::Impl::execute(const char* name, std::uint64_t seq, std::uint64_t queuedAt, const CallArgs& args) {
+  const std::uint64_t begun = cycles::now();
+  const std::int64_t traceBegun = trace_ ? StepTrace::now() : 0;  // the clock the steps' spans use
+  const std::uint64_t recordId = recorder_->began(seq, args, queuedAt ? queuedAt : begun, begun);
   try {
     executeCall(name, seq, args);
   } catch (const Error& e) {
-    recorder_->ended(recordId, false);
-    if (trace_) traceCall(name, seq, args, begun, false);
+    const std::uint64_t ended = cycles::now();
+    recorder_->ended(recordId, false, ended);
+    if (trace_) traceCall(name, seq, args, traceBegun, false);
     std::lock_guard<std::mutex> lock(statsMutex_);
     metrics_.failed(e.code());
     throw;
   }
-  recorder_->ended(recordId, true);
-  const auto ended = std::chrono::steady_clock::now();
-  if (trace_) traceCall(name, seq, args, begun, true);
-  record(callStats_, args.coll, std::chrono::duration<double>(ended - begun).count());
+  const std::uint64_t ended = cycles::now();
+  recorder_->ended(recordId, true, ended);
+  if (trace_) traceCall(name, seq, args, traceBegun, true);
+  record(callStats_, args.coll, ended - begun);
 }
 
-void Communicator::Impl::traceCall(const char* name, std::uint64_t seq, const CallArgs& args,
-                                   std::chrono::steady_clock::time_point begun, bool ok) {
-  using std::chrono::nanoseconds;
-  const auto ns = [](std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration_cast<nanoseconds>(t.time_since_epoch()).count();
-  };
-  trace_->call(concat(name, " #", seq), args, recorder_->live().plan.load(std::memory_order_relaxed), ns(begun),
-               ns(std::chrono::steady_clock::now()), ok);
+void Communicator::Impl::traceCall(const char* name, std::uint64_t seq, const CallArgs& args, std::int64_t begunNs,
+                                   bool ok) {
+  trace_->call(concat(name, " #", seq), args, recorder_->live().plan.load(std::memory_order_relaxed), begunNs,
+               StepTrace::now(), ok);
 }
 
 void Communicator::Impl::executeCall(const char* name, std::uint64_t seq, const CallArgs& args) {
@@ -177,10 +178,12 @@ void Communicator::Impl::run(ExecContext& ctx, const CallArgs& args) {
   tiercc::execute(ctx, exec_, choice, *call);
 }
 
-void Communicator::Impl::record(const CallStats& call, Collective coll, double seconds) {
+void Communicator::Impl::record(const CallStats& call, Collective coll, std::uint64_t ticks) {
   const Plan& plan = *call.plan;
+  // The tick rate, measured again now and then: reading it costs two clock reads.
+  if ((recorded_++ & 4095) == 0) secondsPerTick_ = cycles::secondsPerTick();
   std::lock_guard<std::mutex> lock(statsMutex_);
-  metrics_.called(coll, plan.algorithm, plan.bytes, seconds);
+  metrics_.called(coll, plan.algorithm, plan.bytes, static_cast<double>(ticks) * secondsPerTick_);
   totals_.collectives += 1;
   totals_.scaleOutBoundBytes += call.scaleOutBoundBytes;
   metrics_.scaleOutBoundBytes += call.scaleOutBoundBytes;
@@ -275,22 +278,21 @@ void Communicator::Impl::runPointToPoint(const CallArgs& args) {
   if (aborted_.load()) fail(ErrorCode::Aborted, isSend ? "send" : "recv", ": the communicator was aborted");
   std::uint64_t pairSeq = (isSend ? sendSeq_ : recvSeq_)[args.peer]++;
   std::string name = concat(isSend ? "send to rank " : "recv from rank ", args.peer);
-  const std::uint64_t id = recorder_->queued(pairSeq, args);
-  queue_.runInline([&] { execute(name.c_str(), pairSeq, id, args); });
+  queue_.runInline([&] { execute(name.c_str(), pairSeq, 0, args); });
 }
 
 void Communicator::Impl::runBlocking(const char* name, const CallArgs& args) {
   if (aborted_.load()) fail(ErrorCode::Aborted, name, ": the communicator was aborted");
   std::uint64_t seq = nextSeq_++;
-  const std::uint64_t id = recorder_->queued(seq, args);
-  queue_.runInline([&] { execute(name, seq, id, args); });
+  queue_.runInline([&] { execute(name, seq, 0, args); });
 }
 
 Work Communicator::Impl::runAsync(const char* name, std::shared_ptr<const OwnedCall> call) {
   if (aborted_.load()) fail(ErrorCode::Aborted, name, ": the communicator was aborted");
   std::uint64_t seq = nextSeq_++;
-  const std::uint64_t id = recorder_->queued(seq, call->args);
-  return queue_.submit([this, name, seq, id, call = std::move(call)] { execute(name, seq, id, call->args); });
+  const QueuedCall queued{seq, signatureOf(call->args), -1, cycles::now()};
+  return queue_.submit([this, name, seq, at = queued.queuedAt, call = std::move(call)] { execute(name, seq, at, call->args); },
+                       queued);
 }
 
 // ---- public API --------------------------------------------------------------------------

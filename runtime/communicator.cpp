@@ -269,7 +269,7 @@ void Communicator::Impl::dumpFlightRecorder(const std::string& reason) const {
                                   topo_.rank(), ".json");
   ::mkdir(dir.c_str(), 0777);  // one level, if missing; a failure shows when the file does not open
   std::ofstream out(path, std::ios::trunc);
-  out << recorder_->json(topo_, setup_.prefix, reason);
+  out << recorder_->json(topo_, setup_.prefix, reason, queue_.queued());
   out.close();
   if (out)
     TIERCC_LOG(Warn, Init) << "flight recorder: " << path;

@@ -79,17 +79,16 @@ class Communicator::Impl {
 
  private:
   void initTiers();
-  /// Runs the operation the flight recorder knows as `recordId`.
-  void execute(const char* name, std::uint64_t seq, std::uint64_t recordId, const CallArgs& args);
+  /// Runs an operation, queued at `queuedAt` (cycle-clock ticks; 0: run as it was issued).
+  void execute(const char* name, std::uint64_t seq, std::uint64_t queuedAt, const CallArgs& args);
   void executeCall(const char* name, std::uint64_t seq, const CallArgs& args);
   /// Writes the call that just ended, and its steps, to the timeline.
-  void traceCall(const char* name, std::uint64_t seq, const CallArgs& args, std::chrono::steady_clock::time_point begun,
-                 bool ok);
+  void traceCall(const char* name, std::uint64_t seq, const CallArgs& args, std::int64_t begunNs, bool ok);
   void run(ExecContext& ctx, const CallArgs& args);
   /// What the planner is asked for `args`.
   Request requestFor(const CallArgs& args) const;
   /// Adds a finished call's counts to the statistics and the metrics.
-  void record(const CallStats& call, Collective coll, double seconds);
+  void record(const CallStats& call, Collective coll, std::uint64_t ticks);
   /// What /metrics shows of this communicator now.
   MetricSnapshot metricsSnapshot() const;
   void writeStatsFile() const;
@@ -152,6 +151,8 @@ class Communicator::Impl {
     std::vector<Step> lastSteps;
   } totals_;
   MetricCounts metrics_;  // under statsMutex_, like totals_
+  std::uint64_t recorded_ = 0;   // calls recorded (the executing thread's)
+  double secondsPerTick_ = 0;    // of the cycle clock, refreshed by record()
   int metricsHandle_ = 0;  // the /metrics registration (metrics_server.hpp)
   int hostIndex_ = 0;      // this rank's index among the ranks on its host (its metrics port offset)
   std::atomic<bool> aborted_{false};

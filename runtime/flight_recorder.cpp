@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "core/cycle_clock.hpp"
 #include "core/errors.hpp"
 
 namespace tiercc {
@@ -43,73 +44,74 @@ CallSignature signatureOf(const CallArgs& a) {
   return s;
 }
 
-FlightRecorder::FlightRecorder(std::size_t capacity) : ring_(capacity) {}
+FlightRecorder::FlightRecorder(std::size_t capacity)
+    : capacity_(capacity),
+      ring_(capacity ? std::make_unique<SeqLocked<Entry>[]>(capacity) : nullptr),
+      originTicks_(cycles::now()),
+      originWallMs_(wallClockMs()) {}
 
-FlightRecorder::Entry* FlightRecorder::find(std::uint64_t id) {
-  if (ring_.empty()) return nullptr;
-  Entry& e = ring_[id % ring_.size()];
-  return e.id == id ? &e : nullptr;  // overwritten by newer ones when more than N are queued
+std::int64_t FlightRecorder::wallMs(std::uint64_t ticks) const {
+  if (ticks == 0) return 0;
+  const double ms = (static_cast<double>(ticks) - static_cast<double>(originTicks_)) * cycles::secondsPerTick() * 1e3;
+  return originWallMs_ + static_cast<std::int64_t>(ms);
 }
 
-std::uint64_t FlightRecorder::queued(std::uint64_t seq, const CallArgs& args) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  const std::uint64_t id = nextId_++;
-  if (!ring_.empty()) {
-    Entry& e = ring_[id % ring_.size()];
-    e = Entry{};
-    e.id = id;
-    e.seq = seq;
-    e.call = signatureOf(args);
-    e.peer = isCollective(args.coll) ? -1 : args.peer;
-    e.queuedMs = wallClockMs();
-  }
-  return id;  // a collective counts as entered when it starts running, not when it is queued
-}
-
-void FlightRecorder::started(std::uint64_t id) {
+std::uint64_t FlightRecorder::began(std::uint64_t seq, const CallArgs& args, std::uint64_t queuedAt,
+                                    std::uint64_t startedAt) {
   live_.step.store(0, std::memory_order_relaxed);
   live_.plan.store(nullptr, std::memory_order_relaxed);
   live_.done();
-  std::lock_guard<std::mutex> lock(mutex_);
-  Entry* e = find(id);
-  if (!e) return;
-  e->state = OpState::Running;
-  e->startedMs = wallClockMs();
-  if (isCollective(e->call.coll)) {
-    progress_.entered = static_cast<std::int64_t>(e->seq);
-    progress_.current = e->call;
-    progress_.state = OpState::Running;
+  const std::uint64_t id = nextId_.load(std::memory_order_relaxed);
+  const CallSignature call = signatureOf(args);
+  if (isCollective(args.coll)) {
+    collectives_.entered = static_cast<std::int64_t>(seq);
+    collectives_.current = call;
+    collectives_.state = OpState::Running;
+    published_.store(collectives_);
   }
+  if (capacity_) {
+    running_ = Entry{.id = id,
+                     .seq = seq,
+                     .call = call,
+                     .peer = isCollective(args.coll) ? -1 : args.peer,
+                     .queuedAt = queuedAt,
+                     .startedAt = startedAt};
+    ring_[id % capacity_].store(running_);
+  }
+  nextId_.store(id + 1, std::memory_order_release);
+  return id;
 }
 
-void FlightRecorder::ended(std::uint64_t id, bool ok) {
-  const std::uint32_t step = live_.step.load(std::memory_order_relaxed);
-  const Plan* plan = live_.plan.load(std::memory_order_relaxed);
-  live_.done();
-  std::lock_guard<std::mutex> lock(mutex_);
-  Entry* e = find(id);
-  if (!e) return;
-  e->state = ok ? OpState::Done : OpState::Failed;
-  e->step = step;
-  e->plan = plan;
-  e->endedMs = wallClockMs();
-  if (isCollective(e->call.coll) && static_cast<std::int64_t>(e->seq) == progress_.entered) {
-    progress_.state = e->state;
+void FlightRecorder::ended(std::uint64_t id, bool ok, std::uint64_t endedAt) {
+  const OpState state = ok ? OpState::Done : OpState::Failed;
+  // Operations run one at a time: a collective still running is the one ending.
+  if (collectives_.state == OpState::Running) {
+    collectives_.state = state;
     if (ok) {
-      progress_.completed = progress_.entered;
-      progress_.completedAtMs = e->endedMs;
+      collectives_.completed = collectives_.entered;
+      collectives_.completedAt = endedAt;
     }
+    published_.store(collectives_);
   }
+  if (capacity_ && running_.id == id) {
+    running_.state = state;
+    running_.step = live_.step.load(std::memory_order_relaxed);
+    running_.plan = live_.plan.load(std::memory_order_relaxed);
+    running_.endedAt = endedAt;
+    ring_[id % capacity_].store(running_);
+  }
+  live_.done();
 }
 
 Progress FlightRecorder::progress() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  const Collectives c = published_.load();
   Progress p;
-  p.entered = progress_.entered;
-  p.completed = progress_.completed;
-  p.completedAtMs = progress_.completedAtMs;
-  p.current = progress_.current;
-  p.state = progress_.state;
+  p.entered = c.entered;
+  p.completed = c.completed;
+  p.completedAtMs = wallMs(c.completedAt);
+  p.current = c.current;
+  p.state = c.state;
+  p.publishedAtMs = wallClockMs();
   p.step = live_.step.load(std::memory_order_relaxed);
   if (const Plan* plan = live_.plan.load(std::memory_order_relaxed))
     p.steps = static_cast<std::uint32_t>(plan->steps.size());
@@ -120,23 +122,28 @@ Progress FlightRecorder::progress() const {
   return p;
 }
 
-std::string FlightRecorder::json(const Topology& topo, const std::string& comm, const std::string& reason) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+std::string FlightRecorder::json(const Topology& topo, const std::string& comm, const std::string& reason,
+                                 const std::vector<QueuedCall>& queued) const {
   std::string out = concat("{\"rank\":", topo.rank(), ",\"size\":", topo.size(), ",\"domain\":", topo.domain(),
                            ",\"local_rank\":", topo.localRank(), ",\"communicator\":", quoted(comm),
                            ",\"reason\":", quoted(reason), ",\"dumped_at_ms\":", wallClockMs(),
-                           ",\"capacity\":", ring_.size(), ",\"entries\":[");
+                           ",\"capacity\":", capacity_, ",\"entries\":[");
   bool first = true;
-  const std::uint64_t oldest = nextId_ > ring_.size() ? nextId_ - ring_.size() : 1;
-  for (std::uint64_t id = oldest; id < nextId_ && !ring_.empty(); ++id) {
-    const Entry& e = ring_[id % ring_.size()];
-    if (e.id != id) continue;
+  auto entry = [&](std::uint64_t seq, const CallSignature& call, int peer, OpState state) {
     out += first ? "" : ",";
     first = false;
-    out += concat("{\"seq\":", e.seq, ",\"kind\":", quoted(toString(e.call.coll)), ",\"call\":",
-                  quoted(e.call.describe(static_cast<std::int64_t>(e.seq))), ",\"count\":", e.call.count,
-                  ",\"dtype\":", quoted(toString(e.call.dt)), ",\"op\":", quoted(toString(e.call.op)),
-                  ",\"root\":", e.call.root, ",\"peer\":", e.peer, ",\"state\":", quoted(toString(e.state)));
+    out += concat("{\"seq\":", seq, ",\"kind\":", quoted(toString(call.coll)), ",\"call\":",
+                  quoted(call.describe(static_cast<std::int64_t>(seq))), ",\"count\":", call.count,
+                  ",\"dtype\":", quoted(toString(call.dt)), ",\"op\":", quoted(toString(call.op)),
+                  ",\"root\":", call.root, ",\"peer\":", peer, ",\"state\":", quoted(toString(state)));
+  };
+  const std::uint64_t next = nextId_.load(std::memory_order_acquire);
+  const std::uint64_t oldest = next > capacity_ ? next - capacity_ : 1;
+  for (std::uint64_t id = oldest; id < next && capacity_; ++id) {
+    const Entry e = ring_[id % capacity_].load();
+    if (e.id != id) continue;  // overwritten meanwhile by a newer one
+    entry(e.seq, e.call, e.peer, e.state);
+    // The live step and wait belong to the running entry; they may be one step ahead of it.
     const bool running = e.state == OpState::Running;
     const Plan* plan = running ? live_.plan.load(std::memory_order_relaxed) : e.plan;
     if (plan) {
@@ -151,7 +158,12 @@ std::string FlightRecorder::json(const Topology& topo, const std::string& comm, 
         out += concat(",\"waiting_on\":", peer, ",\"waiting_tier\":",
                       quoted(toString(static_cast<Tier>(live_.waitTier.load(std::memory_order_relaxed)))));
     }
-    out += concat(",\"queued_ms\":", e.queuedMs, ",\"started_ms\":", e.startedMs, ",\"ended_ms\":", e.endedMs, "}");
+    out += concat(",\"queued_ms\":", wallMs(e.queuedAt), ",\"started_ms\":", wallMs(e.startedAt),
+                  ",\"ended_ms\":", wallMs(e.endedAt), "}");
+  }
+  for (const QueuedCall& q : queued) {
+    entry(q.seq, q.call, q.peer, OpState::Queued);
+    out += concat(",\"queued_ms\":", wallMs(q.queuedAt), "}");
   }
   return out + "]}\n";
 }

@@ -1,16 +1,22 @@
 // The flight recorder: a communicator's last N operations (TIERCC_FLIGHT_RECORDER=N, on by
-// default), each with its call, its state (queued, running step k of m, done, failed) and, while
-// it runs, the rank and tier it waits on. It is dumped as JSON when an operation times out or
-// fails and on SIGUSR1 (signal_dump.hpp), and it is where the progress each rank publishes comes
-// from. Recording costs a short uncontended lock three times per operation; the step and the wait
-// are relaxed stores the executor makes into live() (exec/context.hpp).
+// default), each with its call, its state (running step k of m, done, failed) and, while it
+// runs, the rank and tier it waits on; the operations still queued come from the op queue. It is
+// dumped as JSON when an operation times out or fails and on SIGUSR1 (signal_dump.hpp), and it
+// is where the progress each rank publishes comes from.
+//
+// Only the thread running operations writes it (they run one at a time); the heartbeat and
+// dump threads read it. So entries and progress are sequence-locked (core/seq_locked.hpp), not
+// guarded by a mutex: recording an operation is a few plain stores at each end, and the step and
+// wait are relaxed stores the executor makes into live() (exec/context.hpp).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
-#include <mutex>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/seq_locked.hpp"
 #include "exec/call.hpp"
 #include "exec/context.hpp"
 #include "plan/plan.hpp"
@@ -19,25 +25,32 @@
 
 namespace tiercc {
 
+/// An operation waiting in the op queue, as the recorder's dump shows it.
+struct QueuedCall {
+  std::uint64_t seq = 0;
+  CallSignature call;
+  int peer = -1;
+  std::uint64_t queuedAt = 0;  ///< cycle-clock ticks
+};
+
 class FlightRecorder {
  public:
   /// `capacity` 0 keeps no ring, but progress is still tracked.
   explicit FlightRecorder(std::size_t capacity);
 
-  /// An operation was issued (in issue order). `seq` is the collective sequence number, or the
-  /// pair's message number for send/recv. Returns the id later calls name it by.
-  std::uint64_t queued(std::uint64_t seq, const CallArgs& args);
-  /// It starts running (the executor puts the plan it runs in live()).
-  void started(std::uint64_t id);
-  void ended(std::uint64_t id, bool ok);
+  /// An operation starts running: `seq` is the collective sequence number, or the pair's message
+  /// number for send/recv; times are cycle-clock ticks (core/cycle_clock.hpp). Returns its id.
+  std::uint64_t began(std::uint64_t seq, const CallArgs& args, std::uint64_t queuedAt, std::uint64_t startedAt);
+  void ended(std::uint64_t id, bool ok, std::uint64_t endedAt);
 
   /// Where the executor writes the running operation's step and wait.
   LiveState& live() { return live_; }
   /// The progress this rank publishes: the last collective entered and completed.
   Progress progress() const;
-  /// The ring as JSON, oldest first, with who this rank is and why it was dumped.
-  std::string json(const Topology& topo, const std::string& comm, const std::string& reason) const;
-  std::size_t capacity() const { return ring_.size(); }
+  /// The ring as JSON, oldest first, then `queued`, with who this rank is and why it was dumped.
+  std::string json(const Topology& topo, const std::string& comm, const std::string& reason,
+                   const std::vector<QueuedCall>& queued) const;
+  std::size_t capacity() const { return capacity_; }
 
  private:
   struct Entry {
@@ -45,23 +58,30 @@ class FlightRecorder {
     std::uint64_t seq = 0;
     CallSignature call;
     int peer = -1;  // send/recv
-    OpState state = OpState::Queued;
-    const Plan* plan = nullptr;  // the selector's (it keeps every plan it made)
+    OpState state = OpState::Running;
     std::uint32_t step = 0;      // the last step it ran (when it ended)
-    std::int64_t queuedMs = 0, startedMs = 0, endedMs = 0;
+    const Plan* plan = nullptr;  // the selector's (it keeps every plan it made)
+    std::uint64_t queuedAt = 0, startedAt = 0, endedAt = 0;  // cycle-clock ticks
   };
-  Entry* find(std::uint64_t id);
-
-  mutable std::mutex mutex_;
-  std::vector<Entry> ring_;
-  std::uint64_t nextId_ = 1;
-  LiveState live_;
-  // Progress of the collectives (send/recv have a sequence of their own per peer).
-  struct {
-    std::int64_t entered = -1, completed = -1, completedAtMs = 0;
+  struct Collectives {  // the progress of the collectives (send/recv number their own messages)
+    std::int64_t entered = -1, completed = -1;
+    std::uint64_t completedAt = 0;  // ticks
     CallSignature current;
     OpState state = OpState::Done;
-  } progress_;
+  };
+  /// Wall-clock milliseconds of a cycle-clock reading (0 stays 0: never happened).
+  std::int64_t wallMs(std::uint64_t ticks) const;
+
+  const std::size_t capacity_;
+  std::unique_ptr<SeqLocked<Entry>[]> ring_;
+  std::atomic<std::uint64_t> nextId_{1};
+  // The writer's own copy of the running entry and of the progress, stored whole at each change.
+  Entry running_;
+  Collectives collectives_;
+  SeqLocked<Collectives> published_;
+  LiveState live_;
+  const std::uint64_t originTicks_;  // a cycle-clock reading and the wall clock at the same moment
+  const std::int64_t originWallMs_;
 };
 
 /// The signature of a call (what its ranks must agree on).

@@ -9,7 +9,9 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
+#include "runtime/flight_recorder.hpp"
 #include "tiercc/tiercc.hpp"
 
 namespace tiercc {
@@ -26,8 +28,10 @@ class OpQueue {
  public:
   OpQueue() = default;
   ~OpQueue();
-  /// Queues fn for the worker thread (started on first use).
-  Work submit(std::function<void()> fn);
+  /// Queues fn for the worker thread (started on first use); `call` says what it is while it waits.
+  Work submit(std::function<void()> fn, const QueuedCall& call);
+  /// The operations waiting, oldest first (not the one running).
+  std::vector<QueuedCall> queued() const;
   /// Runs fn on this thread after every queued operation has finished. A template: the call
   /// path of a blocking collective allocates nothing.
   template <class Fn>
@@ -47,9 +51,14 @@ class OpQueue {
  private:
   void workerLoop();
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable cv_;
-  std::deque<std::pair<std::function<void()>, std::shared_ptr<Work::State>>> queue_;
+  struct Item {
+    std::function<void()> fn;
+    std::shared_ptr<Work::State> state;
+    QueuedCall call;
+  };
+  std::deque<Item> queue_;
   bool busy_ = false;  // the worker is running an operation
   std::atomic<int> outstanding_{0};  // submitted and not yet finished (queued or running)
   bool stopping_ = false;

@@ -43,6 +43,7 @@ struct Progress {
   int waitingOn = -1;             ///< the rank it waits on, -1: none
   Tier waitTier = Tier::ScaleUp;
 
+  std::int64_t publishedAtMs = 0; ///< wall clock when the rank wrote this (its last beat)
   bool hasLeft = false;           ///< said goodbye: its communicator is destroyed
 
   /// The progress of a rank that has left.

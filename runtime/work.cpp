@@ -49,14 +49,21 @@ void OpQueue::shutdown() {
   if (worker_.joinable()) worker_.join();
 }
 
-Work OpQueue::submit(std::function<void()> fn) {
+Work OpQueue::submit(std::function<void()> fn, const QueuedCall& call) {
   auto state = std::make_shared<Work::State>();
   std::lock_guard<std::mutex> lock(mutex_);
   if (!worker_.joinable()) worker_ = std::thread([this] { workerLoop(); });
-  queue_.emplace_back(std::move(fn), state);
+  queue_.push_back(Item{std::move(fn), state, call});
   outstanding_.fetch_add(1, std::memory_order_acq_rel);
   cv_.notify_all();
   return Work(state);
+}
+
+std::vector<QueuedCall> OpQueue::queued() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<QueuedCall> calls;
+  for (const Item& item : queue_) calls.push_back(item.call);
+  return calls;
 }
 
 void OpQueue::workerLoop() {
@@ -64,7 +71,7 @@ void OpQueue::workerLoop() {
   while (true) {
     cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping, and everything queued has run
-    auto [fn, state] = std::move(queue_.front());
+    auto [fn, state, call] = std::move(queue_.front());
     queue_.pop_front();
     busy_ = true;
     lock.unlock();

@@ -5,7 +5,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -53,7 +56,7 @@ TEST(Progress, EncodesAndDecodesEveryField) {
   EXPECT_EQ(back->current.root, 3);
   EXPECT_EQ(back->waitTier, Tier::ScaleOut);
   EXPECT_FALSE(Progress::decode("17"));
-  EXPECT_FALSE(Progress::decode("e=1 c=0 t=0 s=9 k=0 n=1 d=0 o=0 r=-1 st=0/0 w=-1 wt=0"));  // no such state
+  EXPECT_FALSE(Progress::decode("e=1 c=0 t=0 s=9 k=0 n=1 d=0 o=0 r=-1 st=0/0 w=-1 wt=0 p=0"));  // no such state
 }
 
 TEST(Progress, SignaturesCompareOnlyWhatTheCollectiveUses) {
@@ -238,6 +241,56 @@ TEST(FlightRecorder, DumpsTheLastOperationsOnSIGUSR1) {
   }, jo);
   EXPECT_TRUE(result.ok()) << result.report();
   std::filesystem::remove_all(dir);
+}
+
+std::string runCommand(const std::string& command) {
+  std::string output;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  TIERCC_CHECK(pipe, "cannot run " << command);
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof(buf), pipe)) > 0;) output.append(buf, n);
+  TIERCC_CHECK(::pclose(pipe) == 0, command << " failed:\n" << output);
+  return output;
+}
+
+// tiercc-info --job reads a live job from its store: while rank 3 is late for allreduce #1, it
+// shows every rank and names rank 3 as what holds the job up; then the job completes.
+TEST(LiveJob, TierccInfoShowsEveryRankAndWhatHoldsThemUp) {
+  JobOptions jo;
+  jo.env = {{"TIERCC_DOMAIN_SIZE", "2"}, {"TIERCC_HEARTBEAT_PERIOD", "200ms"}, {"TIERCC_DEBUG", "NONE"}};
+  jo.timeout = std::chrono::seconds(60);
+  JobResult result = runRanks(4, [](int rank, const std::string& store) {
+    Communicator comm(store, 4, rank);
+    std::vector<float> buf(1024, 1.0f);
+    comm.allreduce(buf.data(), buf.data(), buf.size(), DataType::F32, ReduceOp::Sum);
+    if (rank == 3) {
+      sleep(4);  // late, but alive: the others wait in allreduce #1
+    } else if (rank == 0) {
+      const char* bin = std::getenv("TIERCC_BIN_DIR");
+      TIERCC_CHECK(bin, "TIERCC_BIN_DIR is not set (ctest sets it)");
+      Work w = comm.allreduceAsync(buf.data(), buf.data(), buf.size(), DataType::F32, ReduceOp::Sum);
+      usleep(1500 * 1000);  // the others' beats now say they are in #1
+      std::string shown;
+      try {
+        shown = runCommand(std::string(bin) + "/tiercc-info --job " + store);
+      } catch (...) {
+        w.wait();  // the allreduce still writes into buf: it must end before buf goes
+        throw;
+      }
+      w.wait();
+      std::printf("%s", shown.c_str());
+      for (const std::string& needle :
+           {std::string("4 ranks, 2 domains"), std::string("held up: rank 3 (domain 1, local rank 1) has not entered "
+                                                            "allreduce #1 (1024 x f32, sum); it completed #0"),
+            std::string("allreduce #0 (1024 x f32, sum)      done"),
+            std::string("allreduce #1 (1024 x f32, sum)      running")})
+        TIERCC_CHECK(shown.find(needle) != std::string::npos, "no '" << needle << "' in:\n" << shown);
+      TIERCC_CHECK(std::count(shown.begin(), shown.end(), '\n') >= 6, shown);
+      return;
+    }
+    comm.allreduce(buf.data(), buf.data(), buf.size(), DataType::F32, ReduceOp::Sum);
+  }, jo);
+  EXPECT_TRUE(result.ok()) << result.report();
 }
 
 }  // namespace

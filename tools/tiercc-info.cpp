@@ -16,6 +16,7 @@
 #include "core/units.hpp"
 #include "runtime/env.hpp"
 #include "tiercc/tiercc.hpp"
+#include "tools/info/live_job.hpp"
 #include "tools/info/plans.hpp"
 #include "tools/info/probes.hpp"
 #include "transport/factory.hpp"
@@ -53,6 +54,10 @@ bool launched() { return std::getenv("TIERCC_RANK") || std::getenv("OMPI_COMM_WO
 
 int usage(const char* argv0) {
   std::cerr << "usage: " << argv0 << " [--params] [--no-devices] [--algorithms DxK] [--plan COLL DxK SIZE [--path P]]\n"
+            << "       " << argv0 << " --job HOST:PORT [--comm N]\n"
+            << "  --job         a live job, read from its store (TIERCC_STORE; tiercc-run -v prints it): each\n"
+            << "                rank's collective, state, step, the peer and tier it waits on, its heartbeat's\n"
+            << "                age, and what holds the job up; --comm N: the N-th communicator (default 1)\n"
             << "  --params      print only the TIERCC_* parameters with their values and sources\n"
             << "  --algorithms  print what the selector chooses on D domains x K ranks, with the prices\n"
             << "  --plan        print the plan the selector chooses for COLL (allreduce, alltoall, ...) of SIZE\n"
@@ -68,7 +73,8 @@ int usage(const char* argv0) {
 int main(int argc, char** argv) {
   bool paramsOnly = false, devices = true;
   int algoDomains = 0, algoDomainSize = 0, planDomains = 0, planDomainSize = 0;
-  std::string planColl, planSize, planPath = "staged";
+  std::string planColl, planSize, planPath = "staged", job;
+  int jobComm = 1;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--params"))
       paramsOnly = true;
@@ -82,12 +88,21 @@ int main(int argc, char** argv) {
       planSize = argv[++i];
     } else if (!std::strcmp(argv[i], "--path") && i + 1 < argc) {
       planPath = argv[++i];
+    } else if (!std::strcmp(argv[i], "--job") && i + 1 < argc) {
+      job = argv[++i];
+    } else if (!std::strcmp(argv[i], "--comm") && i + 1 < argc) {
+      jobComm = std::atoi(argv[++i]);
+      if (jobComm < 1) return usage(argv[0]);
     } else if (!std::strcmp(argv[i], "--no-devices"))
       devices = false;
     else
       return usage(argv[0]);
   }
   try {
+    if (!job.empty()) {
+      tiercc::info::printLiveJob(std::cout, job, jobComm);
+      return 0;
+    }
     if (paramsOnly) {
       printParams(std::cout);
       return 0;
