@@ -88,7 +88,8 @@ const std::vector<Info> kParams = {
     {"TIERCC_FLIGHT_RECORDER_DIR", "string", "/tmp",
      "folder of the flight recorder's dumps: tiercc-flight-<job>-<communicator>-rank<r>.json"},
     {"TIERCC_METRICS_PORT", "int", "",
-     "serve Prometheus metrics on /metrics at this port plus the local rank (tiercc-run --metrics-port); unset: "
+     "serve Prometheus metrics on /metrics at this port plus the rank's index among the ranks of its host "
+     "(tiercc-run --metrics-port); unset: "
      "none"},
     {"TIERCC_METRICS_ADDR", "string", "127.0.0.1", "address the metrics endpoint listens on"},
     {"TIERCC_TRACE", "string", "",

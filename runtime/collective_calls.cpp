@@ -107,8 +107,7 @@ void Communicator::Impl::execute(const char* name, std::uint64_t seq, std::uint6
 
 void Communicator::Impl::traceCall(const char* name, std::uint64_t seq, const CallArgs& args, std::int64_t begunNs,
                                    bool ok) {
-  trace_->call(concat(name, " #", seq), args, recorder_->live().plan.load(std::memory_order_relaxed), begunNs,
-               StepTrace::now(), ok);
+  trace_->call(name, seq, args, recorder_->live().plan.load(std::memory_order_relaxed), begunNs, StepTrace::now(), ok);
 }
 
 void Communicator::Impl::executeCall(const char* name, std::uint64_t seq, const CallArgs& args) {

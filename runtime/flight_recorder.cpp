@@ -44,11 +44,27 @@ CallSignature signatureOf(const CallArgs& a) {
   return s;
 }
 
+// A call's enums and an operation's state in one word: coll | dt << 8 | op << 16 | state << 24.
+std::uint64_t packCall(const CallSignature& c, OpState state) {
+  return static_cast<std::uint64_t>(c.coll) | static_cast<std::uint64_t>(c.dt) << 8 |
+         static_cast<std::uint64_t>(c.op) << 16 | static_cast<std::uint64_t>(state) << 24;
+}
+CallSignature unpackCall(std::uint64_t word, std::size_t count, std::int64_t root, OpState& state) {
+  state = static_cast<OpState>((word >> 24) & 0xff);
+  return {static_cast<Collective>(word & 0xff), count, static_cast<DataType>((word >> 8) & 0xff),
+          static_cast<ReduceOp>((word >> 16) & 0xff), static_cast<int>(root)};
+}
+constexpr std::uint64_t kStateMask = std::uint64_t(0xff) << 24;
+constexpr auto kRelaxed = std::memory_order_relaxed;
+
 FlightRecorder::FlightRecorder(std::size_t capacity)
     : capacity_(capacity),
-      ring_(capacity ? std::make_unique<SeqLocked<Entry>[]>(capacity) : nullptr),
+      ring_(capacity ? std::make_unique<Slot[]>(capacity) : nullptr),
+      nextSlot_(capacity ? 1 % capacity : 0),
       originTicks_(cycles::now()),
-      originWallMs_(wallClockMs()) {}
+      originWallMs_(wallClockMs()) {
+  collectives_.call.store(packCall({}, OpState::Done), kRelaxed);
+}
 
 std::int64_t FlightRecorder::wallMs(std::uint64_t ticks) const {
   if (ticks == 0) return 0;
@@ -56,68 +72,106 @@ std::int64_t FlightRecorder::wallMs(std::uint64_t ticks) const {
   return originWallMs_ + static_cast<std::int64_t>(ms);
 }
 
+FlightRecorder::Entry FlightRecorder::Slot::read() const {
+  return lock.read([&] {
+    Entry e;
+    e.id = id.load(kRelaxed);
+    e.seq = seq.load(kRelaxed);
+    e.call = unpackCall(call.load(kRelaxed), count.load(kRelaxed), root.load(kRelaxed), e.state);
+    e.peer = static_cast<int>(peer.load(kRelaxed));
+    e.step = step.load(kRelaxed);
+    e.plan = plan.load(kRelaxed);
+    e.queuedAt = queuedAt.load(kRelaxed);
+    e.startedAt = startedAt.load(kRelaxed);
+    e.endedAt = endedAt.load(kRelaxed);
+    return e;
+  });
+}
+
 std::uint64_t FlightRecorder::began(std::uint64_t seq, const CallArgs& args, std::uint64_t queuedAt,
                                     std::uint64_t startedAt) {
-  live_.step.store(0, std::memory_order_relaxed);
-  live_.plan.store(nullptr, std::memory_order_relaxed);
+  live_.step.store(0, kRelaxed);
+  live_.plan.store(nullptr, kRelaxed);
   live_.done();
-  const std::uint64_t id = nextId_.load(std::memory_order_relaxed);
+  const std::uint64_t id = nextId_.load(kRelaxed);
   const CallSignature call = signatureOf(args);
-  if (isCollective(args.coll)) {
-    collectives_.entered = static_cast<std::int64_t>(seq);
-    collectives_.current = call;
-    collectives_.state = OpState::Running;
-    published_.store(collectives_);
+  const std::uint64_t packed = packCall(call, OpState::Running);
+  collectiveRunning_ = isCollective(args.coll);
+  if (collectiveRunning_) {
+    Collectives& c = collectives_;
+    c.lock.beginWrite();
+    c.entered.store(static_cast<std::int64_t>(seq), kRelaxed);
+    c.call.store(packed, kRelaxed);
+    c.count.store(call.count, kRelaxed);
+    c.root.store(call.root, kRelaxed);
+    c.lock.endWrite();
   }
   if (capacity_) {
-    running_ = Entry{.id = id,
-                     .seq = seq,
-                     .call = call,
-                     .peer = isCollective(args.coll) ? -1 : args.peer,
-                     .queuedAt = queuedAt,
-                     .startedAt = startedAt};
-    ring_[id % capacity_].store(running_);
+    Slot& s = ring_[nextSlot_];
+    nextSlot_ = nextSlot_ + 1 == capacity_ ? 0 : nextSlot_ + 1;  // no division on the hot path
+    s.lock.beginWrite();
+    s.id.store(id, kRelaxed);
+    s.seq.store(seq, kRelaxed);
+    s.call.store(packed, kRelaxed);
+    s.count.store(call.count, kRelaxed);
+    s.root.store(call.root, kRelaxed);
+    s.peer.store(collectiveRunning_ ? -1 : args.peer, kRelaxed);
+    s.step.store(0, kRelaxed);
+    s.plan.store(nullptr, kRelaxed);
+    s.queuedAt.store(queuedAt, kRelaxed);
+    s.startedAt.store(startedAt, kRelaxed);
+    s.endedAt.store(0, kRelaxed);
+    s.lock.endWrite();
+    running_ = &s;
   }
+  runningId_ = id;
   nextId_.store(id + 1, std::memory_order_release);
   return id;
 }
 
 void FlightRecorder::ended(std::uint64_t id, bool ok, std::uint64_t endedAt) {
-  const OpState state = ok ? OpState::Done : OpState::Failed;
-  // Operations run one at a time: a collective still running is the one ending.
-  if (collectives_.state == OpState::Running) {
-    collectives_.state = state;
+  if (id != runningId_) return;
+  const std::uint64_t state = static_cast<std::uint64_t>(ok ? OpState::Done : OpState::Failed) << 24;
+  if (collectiveRunning_) {
+    Collectives& c = collectives_;
+    c.lock.beginWrite();
+    c.call.store((c.call.load(kRelaxed) & ~kStateMask) | state, kRelaxed);
     if (ok) {
-      collectives_.completed = collectives_.entered;
-      collectives_.completedAt = endedAt;
+      c.completed.store(c.entered.load(kRelaxed), kRelaxed);
+      c.completedAt.store(endedAt, kRelaxed);
     }
-    published_.store(collectives_);
+    c.lock.endWrite();
+    collectiveRunning_ = false;
   }
-  if (capacity_ && running_.id == id) {
-    running_.state = state;
-    running_.step = live_.step.load(std::memory_order_relaxed);
-    running_.plan = live_.plan.load(std::memory_order_relaxed);
-    running_.endedAt = endedAt;
-    ring_[id % capacity_].store(running_);
+  if (Slot* s = running_) {
+    s->lock.beginWrite();
+    s->call.store((s->call.load(kRelaxed) & ~kStateMask) | state, kRelaxed);
+    s->step.store(live_.step.load(kRelaxed), kRelaxed);
+    s->plan.store(live_.plan.load(kRelaxed), kRelaxed);
+    s->endedAt.store(endedAt, kRelaxed);
+    s->lock.endWrite();
+    running_ = nullptr;
   }
   live_.done();
 }
 
 Progress FlightRecorder::progress() const {
-  const Collectives c = published_.load();
   Progress p;
-  p.entered = c.entered;
-  p.completed = c.completed;
-  p.completedAtMs = wallMs(c.completedAt);
-  p.current = c.current;
-  p.state = c.state;
+  const Collectives& c = collectives_;
+  c.lock.read([&] {
+    p.entered = c.entered.load(kRelaxed);
+    p.completed = c.completed.load(kRelaxed);
+    p.completedAtMs = static_cast<std::int64_t>(c.completedAt.load(kRelaxed));  // ticks, converted below
+    p.current = unpackCall(c.call.load(kRelaxed), c.count.load(kRelaxed), c.root.load(kRelaxed), p.state);
+    return 0;
+  });
+  p.completedAtMs = wallMs(static_cast<std::uint64_t>(p.completedAtMs));
   p.publishedAtMs = wallClockMs();
-  p.step = live_.step.load(std::memory_order_relaxed);
-  if (const Plan* plan = live_.plan.load(std::memory_order_relaxed))
-    p.steps = static_cast<std::uint32_t>(plan->steps.size());
+  p.step = live_.step.load(kRelaxed);
+  if (const Plan* plan = live_.plan.load(kRelaxed)) p.steps = static_cast<std::uint32_t>(plan->steps.size());
   if (p.state == OpState::Running) {
-    p.waitingOn = live_.waitingOn.load(std::memory_order_relaxed);
-    p.waitTier = static_cast<Tier>(live_.waitTier.load(std::memory_order_relaxed));
+    p.waitingOn = live_.waitingOn.load(kRelaxed);
+    p.waitTier = static_cast<Tier>(live_.waitTier.load(kRelaxed));
   }
   return p;
 }
@@ -140,7 +194,7 @@ std::string FlightRecorder::json(const Topology& topo, const std::string& comm, 
   const std::uint64_t next = nextId_.load(std::memory_order_acquire);
   const std::uint64_t oldest = next > capacity_ ? next - capacity_ : 1;
   for (std::uint64_t id = oldest; id < next && capacity_; ++id) {
-    const Entry e = ring_[id % capacity_].load();
+    const Entry e = ring_[id % capacity_].read();
     if (e.id != id) continue;  // overwritten meanwhile by a newer one
     entry(e.seq, e.call, e.peer, e.state);
     // The live step and wait belong to the running entry; they may be one step ahead of it.

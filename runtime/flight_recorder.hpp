@@ -5,7 +5,7 @@
 // is where the progress each rank publishes comes from.
 //
 // Only the thread running operations writes it (they run one at a time); the heartbeat and
-// dump threads read it. So entries and progress are sequence-locked (core/seq_locked.hpp), not
+// dump threads read it. So entries and progress are sequence-locked (core/seq_lock.hpp), not
 // guarded by a mutex: recording an operation is a few plain stores at each end, and the step and
 // wait are relaxed stores the executor makes into live() (exec/context.hpp).
 #pragma once
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "core/seq_locked.hpp"
+#include "core/seq_lock.hpp"
 #include "exec/call.hpp"
 #include "exec/context.hpp"
 #include "plan/plan.hpp"
@@ -53,6 +53,7 @@ class FlightRecorder {
   std::size_t capacity() const { return capacity_; }
 
  private:
+  /// One operation as the dump reads it.
   struct Entry {
     std::uint64_t id = 0;  // 0: empty
     std::uint64_t seq = 0;
@@ -63,22 +64,34 @@ class FlightRecorder {
     const Plan* plan = nullptr;  // the selector's (it keeps every plan it made)
     std::uint64_t queuedAt = 0, startedAt = 0, endedAt = 0;  // cycle-clock ticks
   };
-  struct Collectives {  // the progress of the collectives (send/recv number their own messages)
-    std::int64_t entered = -1, completed = -1;
-    std::uint64_t completedAt = 0;  // ticks
-    CallSignature current;
-    OpState state = OpState::Done;
+  /// Where an entry lives: atomics under a sequence lock, so that began() and ended() write only
+  /// what changes, with plain stores.
+  struct Slot {
+    SeqLock lock;
+    std::atomic<std::uint64_t> id{0}, seq{0}, count{0}, queuedAt{0}, startedAt{0}, endedAt{0};
+    std::atomic<std::uint64_t> call{0};  // CallSignature's enums and the state, packed (packCall)
+    std::atomic<std::int64_t> root{-1}, peer{-1};
+    std::atomic<std::uint32_t> step{0};
+    std::atomic<const Plan*> plan{nullptr};
+    Entry read() const;
+  };
+  /// The progress of the collectives (send/recv number their own messages), the same way.
+  struct Collectives {
+    SeqLock lock;
+    std::atomic<std::int64_t> entered{-1}, completed{-1}, root{-1};
+    std::atomic<std::uint64_t> completedAt{0}, count{0}, call{0};
   };
   /// Wall-clock milliseconds of a cycle-clock reading (0 stays 0: never happened).
   std::int64_t wallMs(std::uint64_t ticks) const;
 
   const std::size_t capacity_;
-  std::unique_ptr<SeqLocked<Entry>[]> ring_;
+  std::unique_ptr<Slot[]> ring_;
   std::atomic<std::uint64_t> nextId_{1};
-  // The writer's own copy of the running entry and of the progress, stored whole at each change.
-  Entry running_;
+  std::size_t nextSlot_;  // id k goes to slot k % N, counted without a division
+  Slot* running_ = nullptr;  // the slot of the operation running (the writer's)
+  std::uint64_t runningId_ = 0;
   Collectives collectives_;
-  SeqLocked<Collectives> published_;
+  bool collectiveRunning_ = false;  // the writer's: the operation running is a collective
   LiveState live_;
   const std::uint64_t originTicks_;  // a cycle-clock reading and the wall clock at the same moment
   const std::int64_t originWallMs_;

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <vector>
 
+#include "core/errors.hpp"
 #include "runtime/hang_diagnosis.hpp"
 #include "runtime/progress.hpp"
 #include "tests/support/multiprocess.hpp"
@@ -122,12 +123,27 @@ TEST(HangDiagnosis, SaysWhereALateRankIsAndWhoPublishedNothing) {
   EXPECT_EQ(rankRanges({0, 1, 2, 4, 5, 9}), "0-2, 4, 5, 9");
 }
 
-JobOptions hangJob() {
+std::string readWhole(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A folder of its own for the flight recorders of one test's job.
+std::filesystem::path freshDumpDir(const char* test) {
+  const auto dir = std::filesystem::temp_directory_path() / concat("tiercc-", test, "-", getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+JobOptions hangJob(const std::filesystem::path& dumps) {
   JobOptions jo;
   jo.env = {{"TIERCC_TIMEOUT", "5s"},
             {"TIERCC_DEBUG", "NONE"},
             {"TIERCC_DOMAIN_SIZE", "4"},
-            {"TIERCC_FLIGHT_RECORDER_DIR", std::filesystem::temp_directory_path() / "tiercc-hang-test"}};
+            {"TIERCC_FLIGHT_RECORDER_DIR", dumps.string()}};
   jo.timeout = std::chrono::seconds(60);
   return jo;
 }
@@ -162,8 +178,11 @@ void nineAllreduces(Communicator& comm) {
 // The case: 2x4, TIERCC_TIMEOUT=5s, rank 5 alive but skipping allreduce #9. Every one of
 // the other seven raises within 6 s naming rank 5 as the rank that has not entered it, whatever
 // peer it was itself waiting for.
+// Each rank's flight recorder was dumped when it failed: allreduce #9 is the last entry, still
+// running, with the peer it waited on.
 TEST(Hang, SkippedCollectiveIsNamedOnEveryRank) {
-  JobResult result = runRanks(8, [](int rank, const std::string& store) {
+  const auto dumps = freshDumpDir("hang-skip");
+  JobResult result = runRanks(8, [&dumps](int rank, const std::string& store) {
     Communicator comm(store, 8, rank);
     nineAllreduces(comm);
     if (rank == 5) {
@@ -172,13 +191,25 @@ TEST(Hang, SkippedCollectiveIsNamedOnEveryRank) {
     }
     expectTenthFails(comm, {"rank 5 (domain 1, local rank 1) has not entered allreduce #9 (4096 x f32, sum); it completed #8"},
                      std::chrono::milliseconds(6000));
-  }, hangJob());
+    std::string json;
+    for (const auto& f : std::filesystem::directory_iterator(dumps))
+      if (f.path().string().ends_with("-rank" + std::to_string(rank) + ".json")) json = readWhole(f.path());
+    TIERCC_CHECK(json.find("{\"seq\":8,\"kind\":\"allreduce\"") != std::string::npos, "no #8 in the dump: " << json);
+    const auto last = json.find("{\"seq\":9,\"kind\":\"allreduce\"");
+    TIERCC_CHECK(last != std::string::npos, "no #9 in the dump: " << json);
+    const std::string entry = json.substr(last);
+    TIERCC_CHECK(entry.find("\"state\":\"running\"") != std::string::npos, entry);
+    TIERCC_CHECK(entry.find("\"waiting_on\":") != std::string::npos, entry);
+    TIERCC_CHECK(json.find("has not entered allreduce #9") != std::string::npos, "the reason is not in the dump");
+  }, hangJob(dumps));
   EXPECT_TRUE(result.ok()) << result.report();
+  std::filesystem::remove_all(dumps);
 }
 
 // Rank 5 calls a broadcast where the others call allreduce #9: they are named as a mismatch,
 // with both calls, on every rank.
 TEST(Hang, MismatchedCallIsNamedWithBothCalls) {
+  const auto dumps = freshDumpDir("hang-mismatch");
   JobResult result = runRanks(8, [](int rank, const std::string& store) {
     Communicator comm(store, 8, rank);
     nineAllreduces(comm);
@@ -196,15 +227,9 @@ TEST(Hang, MismatchedCallIsNamedWithBothCalls) {
                      {"rank 5 (domain 1, local rank 1) called broadcast #9 (4096 x f32, root 0)",
                       "where ranks 0-4, 6, 7 called allreduce #9 (4096 x f32, sum): the ranks' calls do not match"},
                      std::chrono::milliseconds(6000));
-  }, hangJob());
+  }, hangJob(dumps));
   EXPECT_TRUE(result.ok()) << result.report();
-}
-
-std::string readWhole(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::filesystem::remove_all(dumps);
 }
 
 // SIGUSR1 makes every rank write its ring without stopping: the last N operations, oldest first,
