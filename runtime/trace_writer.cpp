@@ -28,7 +28,7 @@ double micros(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
 TraceWriter::TraceWriter(const std::string& dir, const std::string& fileTag, const Topology& topo,
                          const std::string& comm)
-    : pid_(topo.rank()) {
+    : pid_(topo.rank()), rail_(topo.localRank()) {
   ::mkdir(dir.c_str(), 0777);  // one level, if missing; the open below says if it is not usable
   path_ = concat(dir, "/tiercc-trace-", fileTag, "-rank", topo.rank(), ".json");
   out_.open(path_, std::ios::trunc);
@@ -74,10 +74,10 @@ void TraceWriter::format(const Operation& op) {
     const Step& st = op.plan->steps[s.step];
     append(text_,
            "{\"ph\":\"X\",\"name\":\"%s%s\",\"cat\":\"step\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
-           "\"args\":{\"call\":\"%s\",\"step\":%u,\"fragment\":%d,\"tier\":\"%s\",\"scaleup_bytes\":%llu,"
-           "\"scaleout_bytes\":%llu}},\n",
+           "\"args\":{\"call\":\"%s\",\"step\":%u,\"fragment\":%d,\"tier\":\"%s\",\"rail\":%d,"
+           "\"scaleup_bytes\":%llu,\"scaleout_bytes\":%llu}},\n",
            toString(st.kind), s.wait ? " (wait)" : "", pid_, st.tier == Tier::ScaleUp ? kScaleUp : kScaleOut,
-           micros(s.beginNs), micros(s.endNs - s.beginNs), name, s.step, s.fragment, toString(st.tier),
+           micros(s.beginNs), micros(s.endNs - s.beginNs), name, s.step, s.fragment, toString(st.tier), rail_,
            static_cast<unsigned long long>(s.scaleUpBytes), static_cast<unsigned long long>(s.scaleOutBytes));
   }
   const Plan* p = op.plan;

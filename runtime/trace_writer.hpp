@@ -1,5 +1,5 @@
 // The timeline (TIERCC_TRACE=DIR): each rank writes Chrome trace-event JSON, one span per
-// operation and one per part of each plan step it ran (its tier, fragment and bytes), into
+// operation and one per part of each plan step it ran (its tier, rail, fragment and bytes), into
 // DIR/tiercc-trace-<job>-<communicator>-rank<r>.json. One event per line, so that tiercc-run can
 // merge the ranks' files into one (DIR/trace.json) that Perfetto and chrome://tracing open, and
 // tiercc-trace can draw it. Lanes: a rank is a process; its operations, scale-up steps and
@@ -57,7 +57,8 @@ class TraceWriter {
   std::string text_;
   StepTrace steps_;
   std::vector<Operation> operations_;
-  int pid_ = 0;
+  int pid_ = 0;   // the rank: a process of the trace
+  int rail_ = 0;  // its local rank: the rail its scale-out steps ride
 };
 
 }  // namespace tiercc

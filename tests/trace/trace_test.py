@@ -60,6 +60,9 @@ def main():
                 if in_calls != total:
                     failures.append("rank %d: the operations say %d %s bytes, their steps %d" % (rank, in_calls, tier, total))
                 wrong_lane = [s["name"] for s in steps if s["args"]["tier"] == tier and s["tid"] != lane]
+                wrong_rail = [s["name"] for s in steps if s["args"]["rail"] != rank % DOMAIN_SIZE]
+                if wrong_rail:
+                    failures.append("rank %d: steps not on its rail %d: %s" % (rank, rank % DOMAIN_SIZE, wrong_rail[:3]))
                 if wrong_lane:
                     failures.append("rank %d: %s steps off the %s lane: %s" % (rank, tier, tier, wrong_lane[:3]))
             print("rank %d: %d operations, %d step spans, %d B scale-up, %d B scale-out, as its stats say"
