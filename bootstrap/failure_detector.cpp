@@ -20,9 +20,7 @@ std::string key(int rank) { return FailureDetector::beatKey(rank); }
 
 std::string FailureDetector::beatKey(int rank) { return "hb/" + std::to_string(rank); }
 
-std::int64_t FailureDetector::beatCount(const std::string& value) {
-  return std::strtoll(value.c_str(), nullptr, 10);
-}
+std::int64_t FailureDetector::beatCount(const std::string& value) { return std::strtoll(value.c_str(), nullptr, 10); }
 
 std::string FailureDetector::beatStatus(const std::string& value) {
   const auto space = value.find(' ');
@@ -32,8 +30,13 @@ std::string FailureDetector::beatStatus(const std::string& value) {
 FailureDetector::FailureDetector(std::shared_ptr<Store> store, int rank, std::vector<int> watched,
                                  std::chrono::milliseconds period, std::chrono::milliseconds timeout,
                                  OnFailure onFailure, OnVerdict onVerdict, Status status)
-    : store_(std::move(store)), rank_(rank), period_(period), timeout_(timeout), onFailure_(std::move(onFailure)),
-      onVerdict_(std::move(onVerdict)), status_(std::move(status)) {
+    : store_(std::move(store)),
+      rank_(rank),
+      period_(period),
+      timeout_(timeout),
+      onFailure_(std::move(onFailure)),
+      onVerdict_(std::move(onVerdict)),
+      status_(std::move(status)) {
   auto now = std::chrono::steady_clock::now();
   for (int r : watched) {
     if (r == rank_) continue;  // not watching ourselves

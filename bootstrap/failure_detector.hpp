@@ -11,11 +11,11 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <cstdint>
 #include <thread>
 #include <utility>
 #include <vector>

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "tiercc/deadline.hpp"
 #include "core/link_model.hpp"
 #include "plan/plan.hpp"
 #include "plan/topology.hpp"
 #include "scaleup-emu/domain.hpp"
+#include "tiercc/deadline.hpp"
 #include "transport/transport.hpp"
 
 namespace tiercc {

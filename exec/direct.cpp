@@ -67,10 +67,10 @@ void DirectRound::agree(ExecContext& ctx, const CallShape& shape, const void* se
                                " did not take part in this call's direct round: it runs another collective or another "
                                "size (every rank must pass the same count, datatype, op and root)"));
     if (!(other.shape == first.shape))
-      throw AgreedError(ErrorCode::InvalidArgument,
-                        concat(ctx.what, ": rank ", rank, " passed ", describe(other.shape), " but rank ",
-                               ctx.topo.rankAt(domain, 0), " passed ", describe(first.shape),
-                               ": every rank must pass the same count, datatype, op and root"));
+      throw AgreedError(
+          ErrorCode::InvalidArgument,
+          concat(ctx.what, ": rank ", rank, " passed ", describe(other.shape), " but rank ", ctx.topo.rankAt(domain, 0),
+                 " passed ", describe(first.shape), ": every rank must pass the same count, datatype, op and root"));
   }
 }
 

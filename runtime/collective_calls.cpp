@@ -6,13 +6,13 @@
 #include <cstring>
 #include <thread>
 
+#include "bootstrap/failure_detector.hpp"
+#include "bootstrap/failure_verdict.hpp"
 #include "core/cycle_clock.hpp"
 #include "core/errors.hpp"
 #include "core/log.hpp"
 #include "exec/executor.hpp"
 #include "runtime/communicator_impl.hpp"
-#include "bootstrap/failure_detector.hpp"
-#include "bootstrap/failure_verdict.hpp"
 #include "runtime/hang_diagnosis.hpp"
 
 namespace tiercc {
@@ -145,8 +145,8 @@ void Communicator::Impl::executeCall(const char* name, std::uint64_t seq, const 
     // A timeout, or a mismatch a transport saw, may be another rank's doing: the ranks' progress
     // says whose (a peer that failed is named by the failure itself).
     const bool collective = args.coll != Collective::Send && args.coll != Collective::Recv;
-    const bool diagnose = (e.code() == ErrorCode::Timeout || e.code() == ErrorCode::InvalidArgument) && collective &&
-                          !broken_.load();
+    const bool diagnose =
+        (e.code() == ErrorCode::Timeout || e.code() == ErrorCode::InvalidArgument) && collective && !broken_.load();
     failed(diagnose ? withDiagnosis(e, seq, args) : e);
     // A wait woken by the failure detector reports the rank it declared failed.
     std::lock_guard<std::mutex> lock(statsMutex_);
@@ -227,7 +227,8 @@ Error Communicator::Impl::withDiagnosis(const Error& timeout, std::uint64_t seq,
   if (!detector_) return timeout;  // nobody publishes progress
   // After a timeout every rank's beats are seconds newer than the calls they describe. A mismatch
   // shows within microseconds of the peers' calls: wait one beat, so that theirs are in the store.
-  if (timeout.code() != ErrorCode::Timeout) std::this_thread::sleep_for(heartbeatPeriod_ + std::chrono::milliseconds(50));
+  if (timeout.code() != ErrorCode::Timeout)
+    std::this_thread::sleep_for(heartbeatPeriod_ + std::chrono::milliseconds(50));
   std::vector<std::optional<Progress>> all(topo_.size());
   try {
     for (int r = 0; r < topo_.size(); ++r) {
@@ -247,7 +248,8 @@ Error Communicator::Impl::withDiagnosis(const Error& timeout, std::uint64_t seq,
     TIERCC_LOG(Warn, Coll) << "no hang diagnosis: the ranks' progress could not be read (" << storeError.what() << ")";
     return timeout;
   }
-  const std::string diagnosis = diagnoseHang(topo_, static_cast<std::int64_t>(seq), signatureOf(args), all, wallClockMs());
+  const std::string diagnosis =
+      diagnoseHang(topo_, static_cast<std::int64_t>(seq), signatureOf(args), all, wallClockMs());
   if (diagnosis.empty()) return timeout;
   return Error(timeout.code(), concat(timeout.what(), "; ", diagnosis));
 }
@@ -290,8 +292,8 @@ Work Communicator::Impl::runAsync(const char* name, std::shared_ptr<const OwnedC
   if (aborted_.load()) fail(ErrorCode::Aborted, name, ": the communicator was aborted");
   std::uint64_t seq = nextSeq_++;
   const QueuedCall queued{seq, signatureOf(call->args), -1, cycles::now()};
-  return queue_.submit([this, name, seq, at = queued.queuedAt, call = std::move(call)] { execute(name, seq, at, call->args); },
-                       queued);
+  return queue_.submit(
+      [this, name, seq, at = queued.queuedAt, call = std::move(call)] { execute(name, seq, at, call->args); }, queued);
 }
 
 // ---- public API --------------------------------------------------------------------------

@@ -265,8 +265,8 @@ void Communicator::Impl::stopWith(const Error& e) {
 void Communicator::Impl::dumpFlightRecorder(const std::string& reason) const {
   if (!recorder_->capacity()) return;
   const std::string dir = params::getString("TIERCC_FLIGHT_RECORDER_DIR");
-  const std::string path = concat(dir, "/tiercc-flight-", setup_.jobId, "-", hashHex(setup_.prefix), "-rank",
-                                  topo_.rank(), ".json");
+  const std::string path =
+      concat(dir, "/tiercc-flight-", setup_.jobId, "-", hashHex(setup_.prefix), "-rank", topo_.rank(), ".json");
   ::mkdir(dir.c_str(), 0777);  // one level, if missing; a failure shows when the file does not open
   std::ofstream out(path, std::ios::trunc);
   out << recorder_->json(topo_, setup_.prefix, reason, queue_.queued());

@@ -15,8 +15,8 @@
 #include "runtime/flight_recorder.hpp"
 #include "runtime/metrics.hpp"
 #include "runtime/op_queue.hpp"
-#include "runtime/trace_writer.hpp"
 #include "runtime/rank_info.hpp"
+#include "runtime/trace_writer.hpp"
 #include "tiercc/tiercc.hpp"
 
 namespace tiercc {
@@ -150,20 +150,20 @@ class Communicator::Impl {
     };
     std::vector<Step> lastSteps;
   } totals_;
-  MetricCounts metrics_;  // under statsMutex_, like totals_
-  std::uint64_t recorded_ = 0;   // calls recorded (the executing thread's)
-  double secondsPerTick_ = 0;    // of the cycle clock, refreshed by record()
-  int metricsHandle_ = 0;  // the /metrics registration (metrics_server.hpp)
-  int hostIndex_ = 0;      // this rank's index among the ranks on its host (its metrics port offset)
+  MetricCounts metrics_;        // under statsMutex_, like totals_
+  std::uint64_t recorded_ = 0;  // calls recorded (the executing thread's)
+  double secondsPerTick_ = 0;   // of the cycle clock, refreshed by record()
+  int metricsHandle_ = 0;       // the /metrics registration (metrics_server.hpp)
+  int hostIndex_ = 0;           // this rank's index among the ranks on its host (its metrics port offset)
   std::atomic<bool> aborted_{false};
   std::exception_ptr brokenBy_;      // the error that stopped this communicator, if any
   std::atomic<bool> broken_{false};  // brokenBy_ is set: lets every call check without the lock
   mutable std::atomic<bool> verdictOwn_{false};  // this rank is publishing, or has published, the verdict
   std::unique_ptr<FailureDetector> detector_;
   std::chrono::milliseconds heartbeatPeriod_{0};  // how stale a peer's published progress may be
-  std::unique_ptr<FlightRecorder> recorder_;  // before the queue: queued work records into it
-  int dumpSignal_ = 0;                        // the SIGUSR1 registration (signal_dump.hpp)
-  std::unique_ptr<TraceWriter> trace_;        // TIERCC_TRACE: the timeline, null when off
+  std::unique_ptr<FlightRecorder> recorder_;      // before the queue: queued work records into it
+  int dumpSignal_ = 0;                            // the SIGUSR1 registration (signal_dump.hpp)
+  std::unique_ptr<TraceWriter> trace_;            // TIERCC_TRACE: the timeline, null when off
   OpQueue queue_;  // shut down first in ~Impl, so queued work finishes while the tiers exist
 };
 

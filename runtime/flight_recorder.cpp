@@ -178,16 +178,16 @@ Progress FlightRecorder::progress() const {
 
 std::string FlightRecorder::json(const Topology& topo, const std::string& comm, const std::string& reason,
                                  const std::vector<QueuedCall>& queued) const {
-  std::string out = concat("{\"rank\":", topo.rank(), ",\"size\":", topo.size(), ",\"domain\":", topo.domain(),
-                           ",\"local_rank\":", topo.localRank(), ",\"communicator\":", quoted(comm),
-                           ",\"reason\":", quoted(reason), ",\"dumped_at_ms\":", wallClockMs(),
-                           ",\"capacity\":", capacity_, ",\"entries\":[");
+  std::string out =
+      concat("{\"rank\":", topo.rank(), ",\"size\":", topo.size(), ",\"domain\":", topo.domain(),
+             ",\"local_rank\":", topo.localRank(), ",\"communicator\":", quoted(comm), ",\"reason\":", quoted(reason),
+             ",\"dumped_at_ms\":", wallClockMs(), ",\"capacity\":", capacity_, ",\"entries\":[");
   bool first = true;
   auto entry = [&](std::uint64_t seq, const CallSignature& call, int peer, OpState state) {
     out += first ? "" : ",";
     first = false;
-    out += concat("{\"seq\":", seq, ",\"kind\":", quoted(toString(call.coll)), ",\"call\":",
-                  quoted(call.describe(static_cast<std::int64_t>(seq))), ",\"count\":", call.count,
+    out += concat("{\"seq\":", seq, ",\"kind\":", quoted(toString(call.coll)),
+                  ",\"call\":", quoted(call.describe(static_cast<std::int64_t>(seq))), ",\"count\":", call.count,
                   ",\"dtype\":", quoted(toString(call.dt)), ",\"op\":", quoted(toString(call.op)),
                   ",\"root\":", call.root, ",\"peer\":", peer, ",\"state\":", quoted(toString(state)));
   };

@@ -60,8 +60,8 @@ class FlightRecorder {
     CallSignature call;
     int peer = -1;  // send/recv
     OpState state = OpState::Running;
-    std::uint32_t step = 0;      // the last step it ran (when it ended)
-    const Plan* plan = nullptr;  // the selector's (it keeps every plan it made)
+    std::uint32_t step = 0;                                  // the last step it ran (when it ended)
+    const Plan* plan = nullptr;                              // the selector's (it keeps every plan it made)
     std::uint64_t queuedAt = 0, startedAt = 0, endedAt = 0;  // cycle-clock ticks
   };
   /// Where an entry lives: atomics under a sequence lock, so that began() and ended() write only
@@ -87,7 +87,7 @@ class FlightRecorder {
   const std::size_t capacity_;
   std::unique_ptr<Slot[]> ring_;
   std::atomic<std::uint64_t> nextId_{1};
-  std::size_t nextSlot_;  // id k goes to slot k % N, counted without a division
+  std::size_t nextSlot_;     // id k goes to slot k % N, counted without a division
   Slot* running_ = nullptr;  // the slot of the operation running (the writer's)
   std::uint64_t runningId_ = 0;
   Collectives collectives_;

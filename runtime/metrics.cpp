@@ -44,15 +44,24 @@ const char* collLabel(int c) { return toString(static_cast<Collective>(c)); }
 
 const char* codeLabel(int code) {
   switch (static_cast<ErrorCode>(code)) {
-    case ErrorCode::InvalidArgument: return "invalid_argument";
-    case ErrorCode::Timeout: return "timeout";
-    case ErrorCode::PeerFailure: return "peer_failure";
-    case ErrorCode::TransportError: return "transport_error";
-    case ErrorCode::SystemError: return "system_error";
-    case ErrorCode::Aborted: return "aborted";
-    case ErrorCode::Internal: return "internal";
-    case ErrorCode::NotSupported: return "not_supported";
-    default: return nullptr;
+    case ErrorCode::InvalidArgument:
+      return "invalid_argument";
+    case ErrorCode::Timeout:
+      return "timeout";
+    case ErrorCode::PeerFailure:
+      return "peer_failure";
+    case ErrorCode::TransportError:
+      return "transport_error";
+    case ErrorCode::SystemError:
+      return "system_error";
+    case ErrorCode::Aborted:
+      return "aborted";
+    case ErrorCode::Internal:
+      return "internal";
+    case ErrorCode::NotSupported:
+      return "not_supported";
+    default:
+      return nullptr;
   }
 }
 

@@ -124,8 +124,8 @@ int registerMetrics(const std::string& addr, std::uint16_t port, std::function<M
         server = new Server(addr, port);
         TIERCC_LOG(Info, Init) << "metrics on http://" << addr << ":" << server->port() << "/metrics";
       } catch (const std::exception& e) {
-        TIERCC_LOG(Warn, Init) << "no metrics endpoint: could not listen on " << addr << ":" << port << " ("
-                               << e.what() << ")";
+        TIERCC_LOG(Warn, Init) << "no metrics endpoint: could not listen on " << addr << ":" << port << " (" << e.what()
+                               << ")";
       }
     }
   }

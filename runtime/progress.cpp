@@ -34,10 +34,14 @@ std::string CallSignature::describe(std::int64_t seq) const {
 
 const char* toString(OpState s) {
   switch (s) {
-    case OpState::Queued: return "queued";
-    case OpState::Running: return "running";
-    case OpState::Done: return "done";
-    case OpState::Failed: return "failed";
+    case OpState::Queued:
+      return "queued";
+    case OpState::Running:
+      return "running";
+    case OpState::Done:
+      return "done";
+    case OpState::Failed:
+      return "failed";
   }
   return "unknown";
 }

@@ -34,17 +34,17 @@ enum class OpState : std::uint8_t { Queued, Running, Done, Failed };
 const char* toString(OpState s);
 
 struct Progress {
-  std::int64_t entered = -1;      ///< sequence number of the last collective entered, -1: none yet
-  std::int64_t completed = -1;    ///< ... and of the last one completed
-  std::int64_t completedAtMs = 0; ///< wall clock (ms since the epoch) when it completed; 0: never
-  CallSignature current;          ///< the call `entered` names
-  OpState state = OpState::Done;  ///< of that call
+  std::int64_t entered = -1;          ///< sequence number of the last collective entered, -1: none yet
+  std::int64_t completed = -1;        ///< ... and of the last one completed
+  std::int64_t completedAtMs = 0;     ///< wall clock (ms since the epoch) when it completed; 0: never
+  CallSignature current;              ///< the call `entered` names
+  OpState state = OpState::Done;      ///< of that call
   std::uint32_t step = 0, steps = 0;  ///< the plan step it runs, of how many
-  int waitingOn = -1;             ///< the rank it waits on, -1: none
+  int waitingOn = -1;                 ///< the rank it waits on, -1: none
   Tier waitTier = Tier::ScaleUp;
 
-  std::int64_t publishedAtMs = 0; ///< wall clock when the rank wrote this (its last beat)
-  bool hasLeft = false;           ///< said goodbye: its communicator is destroyed
+  std::int64_t publishedAtMs = 0;  ///< wall clock when the rank wrote this (its last beat)
+  bool hasLeft = false;            ///< said goodbye: its communicator is destroyed
 
   /// The progress of a rank that has left.
   static Progress left() {

@@ -38,7 +38,8 @@ TraceWriter::TraceWriter(const std::string& dir, const std::string& fileTag, con
                  " (domain ", topo.domain(), ", local rank ", topo.localRank(), ")\"}},\n")
        << concat("{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":", pid_, ",\"args\":{\"sort_index\":", pid_,
                  "}},\n");
-  const std::pair<int, std::string> lanes[] = {{kCalls, "operations " + comm}, {kScaleUp, "scale-up"}, {kScaleOut, "scale-out"}};
+  const std::pair<int, std::string> lanes[] = {
+      {kCalls, "operations " + comm}, {kScaleUp, "scale-up"}, {kScaleOut, "scale-out"}};
   for (const auto& [tid, name] : lanes)
     out_ << concat("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":", pid_, ",\"tid\":", tid, ",\"args\":{\"name\":\"",
                    name, "\"}},\n");
@@ -52,8 +53,8 @@ TraceWriter::~TraceWriter() { flush(); }
 void TraceWriter::call(const char* name, std::uint64_t seq, const CallArgs& args, const Plan* plan,
                        std::int64_t beginNs, std::int64_t endNs, bool ok) {
   const std::size_t first = operations_.empty() ? 0 : operations_.back().endSpan;
-  operations_.push_back({name, seq, args.coll, args.peer, args.count, args.dt, plan, beginNs, endNs, ok, first,
-                         steps_.spans.size()});
+  operations_.push_back(
+      {name, seq, args.coll, args.peer, args.count, args.dt, plan, beginNs, endNs, ok, first, steps_.spans.size()});
   if (steps_.spans.size() >= kFlushSpans) flush();
 }
 
@@ -61,8 +62,8 @@ void TraceWriter::format(const Operation& op) {
   // Send and receive are named by their peer, as in the errors: "send to rank 3 #2".
   char name[96];
   if (op.coll == Collective::Send || op.coll == Collective::Recv)
-    std::snprintf(name, sizeof(name), "%s rank %d #%llu", op.coll == Collective::Send ? "send to" : "recv from", op.peer,
-                  static_cast<unsigned long long>(op.seq));
+    std::snprintf(name, sizeof(name), "%s rank %d #%llu", op.coll == Collective::Send ? "send to" : "recv from",
+                  op.peer, static_cast<unsigned long long>(op.seq));
   else
     std::snprintf(name, sizeof(name), "%s #%llu", op.name, static_cast<unsigned long long>(op.seq));
   std::uint64_t up = 0, out = 0;

@@ -1,6 +1,8 @@
 // Hangs named in the error: every rank's published progress says which rank holds a collective up
 // (it never entered it, or entered a different call), and the flight recorder shows each rank's
 // last operations. The pure parts are checked on made-up progress; the rest on real 2x4 jobs.
+#include "runtime/hang_diagnosis.hpp"
+
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -15,7 +17,6 @@
 #include <vector>
 
 #include "core/errors.hpp"
-#include "runtime/hang_diagnosis.hpp"
 #include "runtime/progress.hpp"
 #include "tests/support/multiprocess.hpp"
 #include "tiercc/tiercc.hpp"
@@ -151,8 +152,7 @@ JobOptions hangJob(const std::filesystem::path& dumps) {
 // Runs allreduce #9 (after nine good ones), which must fail within `limit` (counted from its
 // start), with every needle in the message: as a timeout on the ranks that time out, or as a peer
 // failure on those that hear the first one's verdict before their own deadline.
-void expectTenthFails(Communicator& comm, const std::vector<std::string>& needles,
-                      std::chrono::milliseconds limit) {
+void expectTenthFails(Communicator& comm, const std::vector<std::string>& needles, std::chrono::milliseconds limit) {
   std::vector<float> buf(4096, 1.0f);
   const auto start = Clock::now();
   try {
@@ -163,7 +163,8 @@ void expectTenthFails(Communicator& comm, const std::vector<std::string>& needle
     TIERCC_CHECK(e.code() == ErrorCode::Timeout || e.code() == ErrorCode::PeerFailure,
                  "error code " << toString(e.code()) << ": " << msg);
     for (const std::string& needle : needles)
-      TIERCC_CHECK(msg.find(needle) != std::string::npos, "rank " << comm.rank() << ": no '" << needle << "' in: " << msg);
+      TIERCC_CHECK(msg.find(needle) != std::string::npos,
+                   "rank " << comm.rank() << ": no '" << needle << "' in: " << msg);
     TIERCC_CHECK(took < limit, "took " << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
     return;
   }
@@ -182,26 +183,31 @@ void nineAllreduces(Communicator& comm) {
 // running, with the peer it waited on.
 TEST(Hang, SkippedCollectiveIsNamedOnEveryRank) {
   const auto dumps = freshDumpDir("hang-skip");
-  JobResult result = runRanks(8, [&dumps](int rank, const std::string& store) {
-    Communicator comm(store, 8, rank);
-    nineAllreduces(comm);
-    if (rank == 5) {
-      sleep(8);  // alive and beating, but not calling
-      return;
-    }
-    expectTenthFails(comm, {"rank 5 (domain 1, local rank 1) has not entered allreduce #9 (4096 x f32, sum); it completed #8"},
-                     std::chrono::milliseconds(6000));
-    std::string json;
-    for (const auto& f : std::filesystem::directory_iterator(dumps))
-      if (f.path().string().ends_with("-rank" + std::to_string(rank) + ".json")) json = readWhole(f.path());
-    TIERCC_CHECK(json.find("{\"seq\":8,\"kind\":\"allreduce\"") != std::string::npos, "no #8 in the dump: " << json);
-    const auto last = json.find("{\"seq\":9,\"kind\":\"allreduce\"");
-    TIERCC_CHECK(last != std::string::npos, "no #9 in the dump: " << json);
-    const std::string entry = json.substr(last);
-    TIERCC_CHECK(entry.find("\"state\":\"running\"") != std::string::npos, entry);
-    TIERCC_CHECK(entry.find("\"waiting_on\":") != std::string::npos, entry);
-    TIERCC_CHECK(json.find("has not entered allreduce #9") != std::string::npos, "the reason is not in the dump");
-  }, hangJob(dumps));
+  JobResult result = runRanks(
+      8,
+      [&dumps](int rank, const std::string& store) {
+        Communicator comm(store, 8, rank);
+        nineAllreduces(comm);
+        if (rank == 5) {
+          sleep(8);  // alive and beating, but not calling
+          return;
+        }
+        expectTenthFails(
+            comm, {"rank 5 (domain 1, local rank 1) has not entered allreduce #9 (4096 x f32, sum); it completed #8"},
+            std::chrono::milliseconds(6000));
+        std::string json;
+        for (const auto& f : std::filesystem::directory_iterator(dumps))
+          if (f.path().string().ends_with("-rank" + std::to_string(rank) + ".json")) json = readWhole(f.path());
+        TIERCC_CHECK(json.find("{\"seq\":8,\"kind\":\"allreduce\"") != std::string::npos,
+                     "no #8 in the dump: " << json);
+        const auto last = json.find("{\"seq\":9,\"kind\":\"allreduce\"");
+        TIERCC_CHECK(last != std::string::npos, "no #9 in the dump: " << json);
+        const std::string entry = json.substr(last);
+        TIERCC_CHECK(entry.find("\"state\":\"running\"") != std::string::npos, entry);
+        TIERCC_CHECK(entry.find("\"waiting_on\":") != std::string::npos, entry);
+        TIERCC_CHECK(json.find("has not entered allreduce #9") != std::string::npos, "the reason is not in the dump");
+      },
+      hangJob(dumps));
   EXPECT_TRUE(result.ok()) << result.report();
   std::filesystem::remove_all(dumps);
 }
@@ -210,24 +216,27 @@ TEST(Hang, SkippedCollectiveIsNamedOnEveryRank) {
 // with both calls, on every rank.
 TEST(Hang, MismatchedCallIsNamedWithBothCalls) {
   const auto dumps = freshDumpDir("hang-mismatch");
-  JobResult result = runRanks(8, [](int rank, const std::string& store) {
-    Communicator comm(store, 8, rank);
-    nineAllreduces(comm);
-    if (rank == 5) {
-      std::vector<float> buf(4096, 1.0f);
-      try {
-        comm.broadcast(buf.data(), buf.data(), buf.size(), DataType::F32, 0);
-      } catch (const Error&) {
-        // It fails too; the others' messages are what this test reads.
-      }
-      sleep(2);
-      return;
-    }
-    expectTenthFails(comm,
-                     {"rank 5 (domain 1, local rank 1) called broadcast #9 (4096 x f32, root 0)",
-                      "where ranks 0-4, 6, 7 called allreduce #9 (4096 x f32, sum): the ranks' calls do not match"},
-                     std::chrono::milliseconds(6000));
-  }, hangJob(dumps));
+  JobResult result = runRanks(
+      8,
+      [](int rank, const std::string& store) {
+        Communicator comm(store, 8, rank);
+        nineAllreduces(comm);
+        if (rank == 5) {
+          std::vector<float> buf(4096, 1.0f);
+          try {
+            comm.broadcast(buf.data(), buf.data(), buf.size(), DataType::F32, 0);
+          } catch (const Error&) {
+            // It fails too; the others' messages are what this test reads.
+          }
+          sleep(2);
+          return;
+        }
+        expectTenthFails(comm,
+                         {"rank 5 (domain 1, local rank 1) called broadcast #9 (4096 x f32, root 0)",
+                          "where ranks 0-4, 6, 7 called allreduce #9 (4096 x f32, sum): the ranks' calls do not match"},
+                         std::chrono::milliseconds(6000));
+      },
+      hangJob(dumps));
   EXPECT_TRUE(result.ok()) << result.report();
   std::filesystem::remove_all(dumps);
 }
@@ -241,29 +250,32 @@ TEST(FlightRecorder, DumpsTheLastOperationsOnSIGUSR1) {
   JobOptions jo;
   jo.env = {{"TIERCC_FLIGHT_RECORDER", "4"}, {"TIERCC_FLIGHT_RECORDER_DIR", dir.string()}};
   jo.timeout = std::chrono::seconds(60);
-  JobResult result = runRanks(2, [dir](int rank, const std::string& store) {
-    Communicator comm(store, 2, rank);
-    std::vector<float> buf(64, 1.0f);
-    for (int i = 0; i < 6; ++i) comm.allreduce(buf.data(), buf.data(), buf.size(), DataType::F32, ReduceOp::Sum);
-    comm.broadcast(buf.data(), buf.data(), buf.size(), DataType::F32, 1);
-    raise(SIGUSR1);
-    std::filesystem::path dump;
-    for (int i = 0; i < 100 && dump.empty(); ++i, usleep(50 * 1000))
-      for (const auto& f : std::filesystem::directory_iterator(dir))
-        if (f.path().string().ends_with("-rank" + std::to_string(rank) + ".json")) dump = f.path();
-    TIERCC_CHECK(!dump.empty(), "no dump in " << dir << " within 5 s of SIGUSR1");
-    usleep(100 * 1000);  // the file is written whole, but may be in progress
-    const std::string json = readWhole(dump);
-    TIERCC_CHECK(json.find("\"reason\":\"SIGUSR1\"") != std::string::npos, json);
-    TIERCC_CHECK(json.find("\"capacity\":4") != std::string::npos, json);
-    TIERCC_CHECK(json.find("\"seq\":2,") == std::string::npos, "the ring kept more than 4: " << json);
-    TIERCC_CHECK(json.find("{\"seq\":3,\"kind\":\"allreduce\"") != std::string::npos, json);
-    TIERCC_CHECK(json.find("{\"seq\":6,\"kind\":\"broadcast\",\"call\":\"broadcast #6 (64 x f32, root 1)\"") !=
-                     std::string::npos,
-                 json);
-    TIERCC_CHECK(json.find("\"state\":\"running\"") == std::string::npos, json);
-    comm.barrier();  // the job goes on
-  }, jo);
+  JobResult result = runRanks(
+      2,
+      [dir](int rank, const std::string& store) {
+        Communicator comm(store, 2, rank);
+        std::vector<float> buf(64, 1.0f);
+        for (int i = 0; i < 6; ++i) comm.allreduce(buf.data(), buf.data(), buf.size(), DataType::F32, ReduceOp::Sum);
+        comm.broadcast(buf.data(), buf.data(), buf.size(), DataType::F32, 1);
+        raise(SIGUSR1);
+        std::filesystem::path dump;
+        for (int i = 0; i < 100 && dump.empty(); ++i, usleep(50 * 1000))
+          for (const auto& f : std::filesystem::directory_iterator(dir))
+            if (f.path().string().ends_with("-rank" + std::to_string(rank) + ".json")) dump = f.path();
+        TIERCC_CHECK(!dump.empty(), "no dump in " << dir << " within 5 s of SIGUSR1");
+        usleep(100 * 1000);  // the file is written whole, but may be in progress
+        const std::string json = readWhole(dump);
+        TIERCC_CHECK(json.find("\"reason\":\"SIGUSR1\"") != std::string::npos, json);
+        TIERCC_CHECK(json.find("\"capacity\":4") != std::string::npos, json);
+        TIERCC_CHECK(json.find("\"seq\":2,") == std::string::npos, "the ring kept more than 4: " << json);
+        TIERCC_CHECK(json.find("{\"seq\":3,\"kind\":\"allreduce\"") != std::string::npos, json);
+        TIERCC_CHECK(json.find("{\"seq\":6,\"kind\":\"broadcast\",\"call\":\"broadcast #6 (64 x f32, root 1)\"") !=
+                         std::string::npos,
+                     json);
+        TIERCC_CHECK(json.find("\"state\":\"running\"") == std::string::npos, json);
+        comm.barrier();  // the job goes on
+      },
+      jo);
   EXPECT_TRUE(result.ok()) << result.report();
   std::filesystem::remove_all(dir);
 }
@@ -284,37 +296,40 @@ TEST(LiveJob, TierccInfoShowsEveryRankAndWhatHoldsThemUp) {
   JobOptions jo;
   jo.env = {{"TIERCC_DOMAIN_SIZE", "2"}, {"TIERCC_HEARTBEAT_PERIOD", "200ms"}, {"TIERCC_DEBUG", "NONE"}};
   jo.timeout = std::chrono::seconds(60);
-  JobResult result = runRanks(4, [](int rank, const std::string& store) {
-    Communicator comm(store, 4, rank);
-    std::vector<float> buf(1024, 1.0f);
-    comm.allreduce(buf.data(), buf.data(), buf.size(), DataType::F32, ReduceOp::Sum);
-    if (rank == 3) {
-      sleep(4);  // late, but alive: the others wait in allreduce #1
-    } else if (rank == 0) {
-      const char* bin = std::getenv("TIERCC_BIN_DIR");
-      TIERCC_CHECK(bin, "TIERCC_BIN_DIR is not set (ctest sets it)");
-      Work w = comm.allreduceAsync(buf.data(), buf.data(), buf.size(), DataType::F32, ReduceOp::Sum);
-      usleep(1500 * 1000);  // the others' beats now say they are in #1
-      std::string shown;
-      try {
-        shown = runCommand(std::string(bin) + "/tiercc-info --job " + store);
-      } catch (...) {
-        w.wait();  // the allreduce still writes into buf: it must end before buf goes
-        throw;
-      }
-      w.wait();
-      std::printf("%s", shown.c_str());
-      for (const std::string& needle :
-           {std::string("4 ranks, 2 domains"), std::string("held up: rank 3 (domain 1, local rank 1) has not entered "
-                                                            "allreduce #1 (1024 x f32, sum); it completed #0"),
-            std::string("allreduce #0 (1024 x f32, sum)      done"),
-            std::string("allreduce #1 (1024 x f32, sum)      running")})
-        TIERCC_CHECK(shown.find(needle) != std::string::npos, "no '" << needle << "' in:\n" << shown);
-      TIERCC_CHECK(std::count(shown.begin(), shown.end(), '\n') >= 6, shown);
-      return;
-    }
-    comm.allreduce(buf.data(), buf.data(), buf.size(), DataType::F32, ReduceOp::Sum);
-  }, jo);
+  JobResult result = runRanks(
+      4,
+      [](int rank, const std::string& store) {
+        Communicator comm(store, 4, rank);
+        std::vector<float> buf(1024, 1.0f);
+        comm.allreduce(buf.data(), buf.data(), buf.size(), DataType::F32, ReduceOp::Sum);
+        if (rank == 3) {
+          sleep(4);  // late, but alive: the others wait in allreduce #1
+        } else if (rank == 0) {
+          const char* bin = std::getenv("TIERCC_BIN_DIR");
+          TIERCC_CHECK(bin, "TIERCC_BIN_DIR is not set (ctest sets it)");
+          Work w = comm.allreduceAsync(buf.data(), buf.data(), buf.size(), DataType::F32, ReduceOp::Sum);
+          usleep(1500 * 1000);  // the others' beats now say they are in #1
+          std::string shown;
+          try {
+            shown = runCommand(std::string(bin) + "/tiercc-info --job " + store);
+          } catch (...) {
+            w.wait();  // the allreduce still writes into buf: it must end before buf goes
+            throw;
+          }
+          w.wait();
+          std::printf("%s", shown.c_str());
+          for (const std::string& needle : {std::string("4 ranks, 2 domains"),
+                                            std::string("held up: rank 3 (domain 1, local rank 1) has not entered "
+                                                        "allreduce #1 (1024 x f32, sum); it completed #0"),
+                                            std::string("allreduce #0 (1024 x f32, sum)      done"),
+                                            std::string("allreduce #1 (1024 x f32, sum)      running")})
+            TIERCC_CHECK(shown.find(needle) != std::string::npos, "no '" << needle << "' in:\n" << shown);
+          TIERCC_CHECK(std::count(shown.begin(), shown.end(), '\n') >= 6, shown);
+          return;
+        }
+        comm.allreduce(buf.data(), buf.data(), buf.size(), DataType::F32, ReduceOp::Sum);
+      },
+      jo);
   EXPECT_TRUE(result.ok()) << result.report();
 }
 

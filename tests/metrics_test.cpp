@@ -1,6 +1,8 @@
 // The /metrics endpoint: the text follows Prometheus' format (each family once, histograms
 // cumulative), and a live job's ranks serve their own counts, equal to their stats. A real
 // Prometheus scraping a job is tests/metrics/prometheus_test.py.
+#include "runtime/metrics.hpp"
+
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -12,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "runtime/metrics.hpp"
 #include "tests/support/multiprocess.hpp"
 #include "tiercc/tiercc.hpp"
 
@@ -46,8 +47,9 @@ TEST(Metrics, TextHasEachFamilyOnceAndCumulativeHistograms) {
                       "algorithm=\"hierarchical\"} 2\n"),
             std::string::npos)
       << text;
-  const std::string le = "tiercc_operation_seconds_bucket{rank=\"0\",domain=\"0\",comm=\"tiercc/1/\",coll=\"allreduce\","
-                         "size=\"le_16MiB\",le=\"";
+  const std::string le =
+      "tiercc_operation_seconds_bucket{rank=\"0\",domain=\"0\",comm=\"tiercc/1/\",coll=\"allreduce\","
+      "size=\"le_16MiB\",le=\"";
   EXPECT_NE(text.find(le + "3e-05\"} 0\n"), std::string::npos) << text;
   EXPECT_NE(text.find(le + "0.0001\"} 1\n"), std::string::npos) << text;
   EXPECT_NE(text.find(le + "0.01\"} 2\n"), std::string::npos) << text;
@@ -114,25 +116,30 @@ TEST(Metrics, EachRankServesItsOwnCounts) {
   JobOptions jo;
   jo.env = {{"TIERCC_METRICS_PORT", std::to_string(base)}};
   jo.timeout = std::chrono::seconds(60);
-  JobResult result = runRanks(2, [base](int rank, const std::string& store) {
-    Communicator comm(store, 2, rank);
-    std::vector<float> buf(1 << 16, 1.0f);
-    for (int i = 0; i < 3; ++i) comm.allreduce(buf.data(), buf.data(), buf.size(), DataType::F32, ReduceOp::Sum);
-    comm.barrier();
-    const TierStats s = comm.stats();
-    const std::string reply = httpGet(static_cast<std::uint16_t>(base + rank), "/metrics");
-    TIERCC_CHECK(reply.rfind("HTTP/1.1 200 OK\r\n", 0) == 0, reply);
-    TIERCC_CHECK(reply.find("Content-Type: text/plain; version=0.0.4") != std::string::npos, reply);
-    const std::string me = "{rank=\"" + std::to_string(rank) + "\"";
-    TIERCC_CHECK(reply.find("tiercc_bytes_total" + me) != std::string::npos, reply);
-    TIERCC_CHECK(reply.find("tier=\"scale-up\",rail=\"" + std::to_string(rank) + "\"} " +
-                            std::to_string(s.scaleUpBytes) + "\n") != std::string::npos,
-                 "scale-up bytes " << s.scaleUpBytes << " not in\n" << reply);
-    TIERCC_CHECK(reply.find("coll=\"allreduce\",algorithm=") != std::string::npos, reply);
-    TIERCC_CHECK(reply.find("state=\"completed\"} 3\n") != std::string::npos, reply);
-    TIERCC_CHECK(httpGet(static_cast<std::uint16_t>(base + rank), "/other").rfind("HTTP/1.1 404", 0) == 0, "no 404");
-    comm.barrier();
-  }, jo);
+  JobResult result = runRanks(
+      2,
+      [base](int rank, const std::string& store) {
+        Communicator comm(store, 2, rank);
+        std::vector<float> buf(1 << 16, 1.0f);
+        for (int i = 0; i < 3; ++i) comm.allreduce(buf.data(), buf.data(), buf.size(), DataType::F32, ReduceOp::Sum);
+        comm.barrier();
+        const TierStats s = comm.stats();
+        const std::string reply = httpGet(static_cast<std::uint16_t>(base + rank), "/metrics");
+        TIERCC_CHECK(reply.rfind("HTTP/1.1 200 OK\r\n", 0) == 0, reply);
+        TIERCC_CHECK(reply.find("Content-Type: text/plain; version=0.0.4") != std::string::npos, reply);
+        const std::string me = "{rank=\"" + std::to_string(rank) + "\"";
+        TIERCC_CHECK(reply.find("tiercc_bytes_total" + me) != std::string::npos, reply);
+        TIERCC_CHECK(reply.find("tier=\"scale-up\",rail=\"" + std::to_string(rank) + "\"} " +
+                                std::to_string(s.scaleUpBytes) + "\n") != std::string::npos,
+                     "scale-up bytes " << s.scaleUpBytes << " not in\n"
+                                       << reply);
+        TIERCC_CHECK(reply.find("coll=\"allreduce\",algorithm=") != std::string::npos, reply);
+        TIERCC_CHECK(reply.find("state=\"completed\"} 3\n") != std::string::npos, reply);
+        TIERCC_CHECK(httpGet(static_cast<std::uint16_t>(base + rank), "/other").rfind("HTTP/1.1 404", 0) == 0,
+                     "no 404");
+        comm.barrier();
+      },
+      jo);
   EXPECT_TRUE(result.ok()) << result.report();
 }
 

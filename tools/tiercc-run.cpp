@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/store.hpp"
 #include "core/errors.hpp"
 #include "tools/run/free_port.hpp"
 #include "tools/run/job_supervisor.hpp"
@@ -20,7 +21,6 @@
 #include "tools/run/rank_environment.hpp"
 #include "tools/run/signal_channel.hpp"
 #include "tools/run/trace_merge.hpp"
-#include "bootstrap/store.hpp"
 
 namespace {
 

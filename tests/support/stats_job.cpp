@@ -22,7 +22,8 @@ int main() {
   tiercc::Communicator comm = tiercc::Communicator::fromEnv();
   const int n = comm.size();
   std::vector<float> a(1 << 18, 1.0f), b((1 << 18) * n);
-  for (int i = 0; i < 5; ++i) comm.allreduce(a.data(), a.data(), a.size(), tiercc::DataType::F32, tiercc::ReduceOp::Sum);
+  for (int i = 0; i < 5; ++i)
+    comm.allreduce(a.data(), a.data(), a.size(), tiercc::DataType::F32, tiercc::ReduceOp::Sum);
   comm.allreduce(a.data(), a.data(), 8, tiercc::DataType::F32, tiercc::ReduceOp::Max);
   comm.allgather(a.data(), b.data(), 1 << 16, tiercc::DataType::F32);
   comm.alltoall(b.data(), b.data() + (b.size() / 2), 1 << 12, tiercc::DataType::F32);

@@ -37,10 +37,11 @@ void printLiveJob(std::ostream& out, const std::string& address, int communicato
   const std::string prefix = concat("tiercc/", communicator, "/");
   std::vector<RankInfo> ranks;
   while (store->check({concat(prefix, "rank/", ranks.size())}))
-    ranks.push_back(RankInfo::decode(store->getString(concat(prefix, "rank/", ranks.size()), Deadline::after(kStoreWait))));
+    ranks.push_back(
+        RankInfo::decode(store->getString(concat(prefix, "rank/", ranks.size()), Deadline::after(kStoreWait))));
   if (ranks.empty())
-    fail(ErrorCode::InvalidArgument, "the store at ", address, " has no communicator ", communicator,
-         " (no ", prefix, "rank/0): is it a tiercc job's store, and has the job started?");
+    fail(ErrorCode::InvalidArgument, "the store at ", address, " has no communicator ", communicator, " (no ", prefix,
+         "rank/0): is it a tiercc job's store, and has the job started?");
   const Topology topo = detectTopology(ranks, 0);
   const std::int64_t now = wallClockMs();
   std::vector<std::optional<Progress>> all(ranks.size());
@@ -48,14 +49,15 @@ void printLiveJob(std::ostream& out, const std::string& address, int communicato
     const std::string key = prefix + FailureDetector::beatKey(static_cast<int>(r));
     if (!store->check({key})) continue;
     const std::string beat = store->getString(key, Deadline::after(kStoreWait));
-    all[r] = FailureDetector::beatCount(beat) < 0 ? Progress::left()
-                                                  : Progress::decode(FailureDetector::beatStatus(beat));
+    all[r] =
+        FailureDetector::beatCount(beat) < 0 ? Progress::left() : Progress::decode(FailureDetector::beatStatus(beat));
   }
   out << "job at " << address << ", communicator " << prefix << ": " << ranks.size() << " ranks, " << topo.describe()
       << "\n";
   out << std::left << std::setw(6) << "rank" << std::setw(8) << "domain" << std::setw(24) << "host, pid"
       << std::setw(36) << "last collective entered" << std::setw(10) << "state" << std::setw(8) << "step"
-      << std::setw(24) << "waits on" << std::setw(22) << "last completed" << "beat age\n";
+      << std::setw(24) << "waits on" << std::setw(22) << "last completed"
+      << "beat age\n";
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const int rank = static_cast<int>(r);
     std::string who = concat(ranks[r].hostId.substr(0, ranks[r].hostId.find('/')), ", ", ranks[r].pid);  // no boot id
@@ -71,9 +73,9 @@ void printLiveJob(std::ostream& out, const std::string& address, int communicato
     }
     const std::string entered = p.entered < 0 ? "none yet" : p.current.describe(p.entered);
     const std::string step = p.steps ? concat(p.step + 1, "/", p.steps) : "-";
-    const std::string waits =
-        p.state == OpState::Running && p.waitingOn >= 0 ? concat("rank ", p.waitingOn, " (", toString(p.waitTier), ")")
-                                                        : "-";
+    const std::string waits = p.state == OpState::Running && p.waitingOn >= 0
+                                  ? concat("rank ", p.waitingOn, " (", toString(p.waitTier), ")")
+                                  : "-";
     const std::string completed =
         p.completed < 0 ? "none yet" : concat("#", p.completed, ", ", seconds(now - p.completedAtMs), " ago");
     out << std::setw(36) << entered << std::setw(10) << toString(p.state) << std::setw(8) << step << std::setw(24)
@@ -88,7 +90,8 @@ void printLiveJob(std::ostream& out, const std::string& address, int communicato
   if (waiting >= 0) {
     const Topology seen = detectTopology(ranks, waiting);
     const std::string diagnosis = diagnoseHang(seen, all[waiting]->entered, all[waiting]->current, all, now);
-    out << (diagnosis.empty() ? "every rank that runs a collective is in the same one\n" : concat("held up: ", diagnosis, "\n"));
+    out << (diagnosis.empty() ? "every rank that runs a collective is in the same one\n"
+                              : concat("held up: ", diagnosis, "\n"));
   }
   if (store->check({prefix + kFailureVerdictKey}))
     out << "failure verdict: " << store->getString(prefix + kFailureVerdictKey, Deadline::after(kStoreWait)) << "\n";

@@ -33,7 +33,7 @@ std::vector<std::string> rankEnvironment(const RunOptions& options, const JobAdd
   if (options.traceDir) ours.emplace_back("TIERCC_TRACE", *options.traceDir);
   if (options.metricsPort) {
     // In a namespace, the launcher's side reaches a rank at its domain's management address only.
-    const std::string addr = options.metricsAddr       ? *options.metricsAddr
+    const std::string addr = options.metricsAddr   ? *options.metricsAddr
                              : options.netnsPrefix ? managementAddressOf(domainOf(options, rank))
                                                    : "127.0.0.1";
     ours.emplace_back("TIERCC_METRICS_PORT", std::to_string(*options.metricsPort));

@@ -18,7 +18,8 @@ int mergeTraces(const std::string& dir) {
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("tiercc-trace-", 0) == 0 && name.size() > 5 && name.ends_with(".json")) files.push_back(entry.path());
+    if (name.rfind("tiercc-trace-", 0) == 0 && name.size() > 5 && name.ends_with(".json"))
+      files.push_back(entry.path());
   }
   if (ec) fail(ErrorCode::SystemError, "--trace: cannot read ", dir, ": ", ec.message());
   if (files.empty()) return 0;
