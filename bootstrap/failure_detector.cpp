@@ -29,14 +29,15 @@ std::string FailureDetector::beatStatus(const std::string& value) {
 
 FailureDetector::FailureDetector(std::shared_ptr<Store> store, int rank, std::vector<int> watched,
                                  std::chrono::milliseconds period, std::chrono::milliseconds timeout,
-                                 OnFailure onFailure, OnVerdict onVerdict, Status status)
+                                 OnFailure onFailure, OnVerdict onVerdict, Status status, OnStoreLost onStoreLost)
     : store_(std::move(store)),
       rank_(rank),
       period_(period),
       timeout_(timeout),
       onFailure_(std::move(onFailure)),
       onVerdict_(std::move(onVerdict)),
-      status_(std::move(status)) {
+      status_(std::move(status)),
+      onStoreLost_(std::move(onStoreLost)) {
   auto now = std::chrono::steady_clock::now();
   for (int r : watched) {
     if (r == rank_) continue;  // not watching ourselves
@@ -85,7 +86,7 @@ void FailureDetector::watch() {
       moved();
       continue;
     }
-    const std::int64_t value = beatCount(store_->getString(key(r), Deadline::after(period_)));
+    const std::int64_t value = beatCount(store_->getString(key(r), Deadline::after(storeWait(period_, timeout_))));
     if (value < 0) {
       std::lock_guard<std::mutex> lock(peersMutex_);
       p.gone = true;
@@ -120,7 +121,7 @@ std::vector<std::pair<int, double>> FailureDetector::heartbeatAges() const {
 void FailureDetector::lookForVerdict() {
   if (verdictHeard_ || !store_->check({kFailureVerdictKey})) return;
   verdictHeard_ = true;
-  onVerdict_(store_->getString(kFailureVerdictKey, Deadline::after(period_)));
+  onVerdict_(store_->getString(kFailureVerdictKey, Deadline::after(storeWait(period_, timeout_))));
 }
 
 void FailureDetector::run() {
@@ -132,7 +133,13 @@ void FailureDetector::run() {
       watch();
       lookForVerdict();
     } catch (const std::exception& e) {
+      // The store did not answer within storeWait (stopped, or its host hung) or went away:
+      // every rank's heartbeat goes with it.
       TIERCC_LOG(Warn, Store) << "failure detector stops: " << e.what();
+      lock.lock();
+      const bool stopping = stopping_;
+      lock.unlock();
+      if (!stopping && onStoreLost_) onStoreLost_(e.what());
       return;
     }
     lock.lock();

@@ -8,6 +8,7 @@
 // and is never suspected.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -32,12 +33,21 @@ class FailureDetector {
   using OnVerdict = std::function<void(const std::string& verdict)>;
   /// What each beat carries after its count (the rank's progress: runtime/progress.hpp).
   using Status = std::function<std::string()>;
+  /// Called once, from the detector's thread, when the store itself stops answering (its host
+  /// died, stopped or is unreachable): every rank's heartbeat is lost with it.
+  using OnStoreLost = std::function<void(const std::string& why)>;
 
   /// Starts beating and watching the ranks in `watched`. `store` must be private to this
   /// communicator and should be a connection of its own (a heartbeat must not wait behind a long
   /// blocking call).
   FailureDetector(std::shared_ptr<Store> store, int rank, std::vector<int> watched, std::chrono::milliseconds period,
-                  std::chrono::milliseconds timeout, OnFailure onFailure, OnVerdict onVerdict, Status status = {});
+                  std::chrono::milliseconds timeout, OnFailure onFailure, OnVerdict onVerdict, Status status = {},
+                  OnStoreLost onStoreLost = {});
+  /// How long the detector's store calls may take before the store counts as lost: what is left
+  /// of the heartbeat timeout after a period (give the detector's connection this request timeout).
+  static std::chrono::milliseconds storeWait(std::chrono::milliseconds period, std::chrono::milliseconds timeout) {
+    return std::max(timeout - period, period);
+  }
   /// The value a beat wrote for a rank, split: its count (-1: said goodbye) and the status text.
   static std::int64_t beatCount(const std::string& value);
   static std::string beatStatus(const std::string& value);
@@ -62,6 +72,7 @@ class FailureDetector {
   OnFailure onFailure_;
   OnVerdict onVerdict_;
   Status status_;
+  OnStoreLost onStoreLost_;
   std::int64_t beats_ = 0;
   bool verdictHeard_ = false;
   struct Peer {

@@ -36,9 +36,11 @@ std::shared_ptr<Store> makeInProcessStoreImpl();
 
 /// A client of a TcpStoreServer at host:port. Connecting retries until connectDeadline
 /// (the server may start after the client). Thread-safe: calls are serialised.
-/// A server that goes away turns every call into Error{PeerFailure} naming the store address.
-std::shared_ptr<Store> connectTcpStore(const std::string& host, std::uint16_t port,
-                                       Deadline connectDeadline);
+/// A server that goes away turns every call into Error{PeerFailure} naming the store address;
+/// one that does not answer a request that waits for no key (set, add, check, erase) within
+/// `requestTimeout` (default 60 s) turns it into Error{Timeout}.
+std::shared_ptr<Store> connectTcpStore(const std::string& host, std::uint16_t port, Deadline connectDeadline,
+                                       std::chrono::milliseconds requestTimeout = std::chrono::milliseconds::max());
 
 /// Parses "host:port" (IPv4, hostname or "[v6]:port"); InvalidArgument on anything else, port
 /// 0 included unless `anyPort` (an address to bind, where 0 asks the kernel for a free port).

@@ -25,7 +25,7 @@ using std::chrono::milliseconds;
 
 // The server may start after the client: connecting is retried at this interval.
 constexpr milliseconds kConnectRetryInterval(50);
-// Time allowed for a request that does not wait for keys (SET, ADD, CHECK, ERASE).
+// Time allowed by default for a request that does not wait for keys (SET, ADD, CHECK, ERASE).
 constexpr milliseconds kRequestTimeout(60'000);
 // Extra time after a GET/WAIT deadline for the server's TIMEOUT reply to arrive.
 constexpr milliseconds kReplyGrace(1'000);
@@ -36,8 +36,8 @@ Clock::time_point later(Clock::time_point at, milliseconds extra) {
 
 class TcpStoreClient final : public Store {
  public:
-  TcpStoreClient(std::string host, std::uint16_t port, Deadline connectDeadline)
-      : socket_(io_), host_(std::move(host)), port_(port) {
+  TcpStoreClient(std::string host, std::uint16_t port, Deadline connectDeadline, milliseconds requestTimeout)
+      : socket_(io_), host_(std::move(host)), port_(port), requestTimeout_(requestTimeout) {
     connect(connectDeadline);
   }
   ~TcpStoreClient() override {
@@ -46,7 +46,7 @@ class TcpStoreClient final : public Store {
   }
 
   void set(const std::string& key, const Bytes& value) override {
-    call({proto::Op::Set, {key}, value, 0, 0}, Deadline::after(kRequestTimeout));
+    call({proto::Op::Set, {key}, value, 0, 0}, Deadline::after(requestTimeout_));
   }
 
   Bytes get(const std::string& key, Deadline deadline) override {
@@ -54,7 +54,7 @@ class TcpStoreClient final : public Store {
   }
 
   std::int64_t add(const std::string& key, std::int64_t delta) override {
-    return call({proto::Op::Add, {key}, {}, delta, 0}, Deadline::after(kRequestTimeout)).number;
+    return call({proto::Op::Add, {key}, {}, delta, 0}, Deadline::after(requestTimeout_)).number;
   }
 
   void wait(const std::vector<std::string>& keys, Deadline deadline) override {
@@ -62,11 +62,11 @@ class TcpStoreClient final : public Store {
   }
 
   bool check(const std::vector<std::string>& keys) override {
-    return call({proto::Op::Check, keys, {}, 0, 0}, Deadline::after(kRequestTimeout)).number != 0;
+    return call({proto::Op::Check, keys, {}, 0, 0}, Deadline::after(requestTimeout_)).number != 0;
   }
 
   void erase(const std::string& key) override {
-    call({proto::Op::Erase, {key}, {}, 0, 0}, Deadline::after(kRequestTimeout));
+    call({proto::Op::Erase, {key}, {}, 0, 0}, Deadline::after(requestTimeout_));
   }
 
  private:
@@ -235,14 +235,19 @@ class TcpStoreClient final : public Store {
   tcp::socket socket_;
   std::string host_;
   std::uint16_t port_;
+  milliseconds requestTimeout_;
   std::string broken_;  // why the connection was given up; empty while it works
 };
 
 }  // namespace
 
-std::shared_ptr<Store> connectTcpStore(const std::string& host, std::uint16_t port, Deadline connectDeadline) {
+std::shared_ptr<Store> connectTcpStore(const std::string& host, std::uint16_t port, Deadline connectDeadline,
+                                       std::chrono::milliseconds requestTimeout) {
   TIERCC_REQUIRE_ARG(!host.empty() && port != 0, "connectTcpStore: invalid address '", host, ":", port, "'");
-  return std::make_shared<TcpStoreClient>(host, port, connectDeadline);
+  TIERCC_REQUIRE_ARG(requestTimeout.count() > 0, "connectTcpStore: request timeout must be positive");
+  return std::make_shared<TcpStoreClient>(host, port, connectDeadline,
+                                          requestTimeout == std::chrono::milliseconds::max() ? kRequestTimeout
+                                                                                             : requestTimeout);
 }
 
 }  // namespace tiercc

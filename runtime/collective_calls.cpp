@@ -237,8 +237,8 @@ Error Communicator::Impl::withDiagnosis(const Error& timeout, std::uint64_t seq,
         continue;
       }
       const std::string key = FailureDetector::beatKey(r);
-      if (!store_->check({key})) continue;
-      const std::string beat = store_->getString(key, Deadline::after(std::chrono::seconds(1)));
+      if (!quickStore_->check({key})) continue;
+      const std::string beat = quickStore_->getString(key, Deadline::after(std::chrono::seconds(1)));
       if (FailureDetector::beatCount(beat) >= 0)
         all[r] = Progress::decode(FailureDetector::beatStatus(beat));
       else
@@ -262,13 +262,17 @@ Error Communicator::Impl::withRootCause(const Error& local) const {
   const std::string mine = concat("first seen by ", topo_.nameRank(topo_.rank()), ": ", local.what());
   try {
     verdictOwn_ = true;  // until the store says another rank was first
-    const std::string verdict = agreeOnFailureVerdict(*store_, mine, Deadline::after(std::chrono::seconds(2)));
+    Store& store = quickStore_ ? *quickStore_ : *store_;
+    const std::string verdict = agreeOnFailureVerdict(store, mine, Deadline::after(std::chrono::seconds(2)));
     verdictOwn_ = verdict == mine;
     if (verdict == mine) return local;
     return Error(code, concat(local.what(), " [root cause, ", verdict, "]"));
   } catch (const std::exception& storeError) {
+    // The store is gone or stalled: what failed is most likely whoever hosts it.
     TIERCC_LOG(Warn, Coll) << "no failure verdict from the store (" << storeError.what() << ")";
-    return local;
+    if (storeHostRank_ < 0 || storeHostRank_ == topo_.rank()) return local;
+    return Error(code, concat(local.what(), " [root cause, probably ", storeHostName(),
+                              ": it did not answer (", storeError.what(), ")]"));
   }
 }
 

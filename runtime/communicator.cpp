@@ -132,6 +132,9 @@ void Communicator::Impl::initTiers() {
              " algo=", params::getString("TIERCC_ALGO"), " path=", params::getString("TIERCC_PATH"),
              " knomial_radix=", knomialRadix_, " tune=", tierModel_.scaleUp.describe(), "/",
              tierModel_.scaleOut.describe(), " probe=", params::getBool("TIERCC_TUNE_PROBE"));
+  // The rank whose process hosts the store says so (rank 0 of the world; in a split, whichever
+  // rank that process is), before the rank infos every rank reads.
+  if (setup_.hostedServer) store_->setString("store/host-rank", std::to_string(rank));
   store_->setString("rank/" + std::to_string(rank), mine.encode());
   std::vector<RankInfo> all(size);
   for (int r = 0; r < size; ++r) all[r] = RankInfo::decode(store_->getString("rank/" + std::to_string(r), deadline));
@@ -142,6 +145,8 @@ void Communicator::Impl::initTiers() {
       fail(ErrorCode::InvalidArgument, "ranks disagree on their settings: rank 0 has '", all[0].settings, "', rank ", r,
            " has '", all[r].settings, "' (set TIERCC_TRANSPORT, TIERCC_SHM_CHUNK, ... alike on every rank)");
   topo_ = detectTopology(all, rank);
+  if (store_->check({"store/host-rank"}))
+    storeHostRank_ = std::atoi(store_->getString("store/host-rank", deadline).c_str());
   hostIndex_ = static_cast<int>(
       std::count_if(all.begin(), all.begin() + rank, [&](const RankInfo& r) { return r.hostId == mine.hostId; }));
 
@@ -227,12 +232,27 @@ void Communicator::Impl::startFailureDetector() {
     std::string host;
     std::uint16_t port = 0;
     parseHostPort(setup_.storeAddr, host, port);
-    base = connectTcpStore(host, port, Deadline::after(timeout_));
+    base = connectTcpStore(host, port, Deadline::after(timeout_), FailureDetector::storeWait(period, timeout));
   }
+  quickStore_ = std::make_shared<PrefixStore>(base, setup_.prefix);
   detector_ = std::make_unique<FailureDetector>(
-      std::make_shared<PrefixStore>(base, setup_.prefix), setup_.rank, watchedPeers(topo_), period, timeout,
+      quickStore_, setup_.rank, watchedPeers(topo_), period, timeout,
       [this](int r, const std::string& why) { peerFailed(r, why); },
-      [this](const std::string& verdict) { verdictHeard(verdict); }, [this] { return recorder_->progress().encode(); });
+      [this](const std::string& verdict) { verdictHeard(verdict); }, [this] { return recorder_->progress().encode(); },
+      [this](const std::string& why) { storeLost(why); });
+}
+
+std::string Communicator::Impl::storeHostName() const {
+  const std::string store = setup_.storeAddr.empty() ? "the bootstrap store" : "the bootstrap store at " + setup_.storeAddr;
+  return storeHostRank_ >= 0 ? concat(topo_.nameRank(storeHostRank_), ", which hosts ", store) : store;
+}
+
+// No verdict can be published: the store is what carries it. Every rank's detector sees the
+// store go within the same bound, and each says so.
+void Communicator::Impl::storeLost(const std::string& why) {
+  if (broken_.load(std::memory_order_acquire)) return;
+  stopWith(Error(ErrorCode::PeerFailure, concat(storeHostName(), ", stopped answering (", why,
+                                                "); it may have died, be stopped or hung, or its host be gone")));
 }
 
 // Another rank's verdict, heard by the failure detector: this rank may have nothing in flight,
@@ -367,7 +387,8 @@ void Communicator::Impl::abort() {
   if (broken_.load(std::memory_order_acquire) || setup_.size < 2) return;  // a verdict is out already
   try {
     verdictOwn_ = true;
-    publishFailureVerdict(*store_, concat(topo_.nameRank(topo_.rank()), " aborted its communicator"));
+    publishFailureVerdict(quickStore_ ? *quickStore_ : *store_,
+                          concat(topo_.nameRank(topo_.rank()), " aborted its communicator"));
   } catch (const std::exception& e) {
     TIERCC_LOG(Warn, Init) << "abort: could not tell the peers through the store (" << e.what() << ")";
   }

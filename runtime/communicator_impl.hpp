@@ -107,6 +107,11 @@ class Communicator::Impl {
   void peerFailed(int rank, const std::string& why);
   /// Another rank's published failure verdict: the same, naming the root cause.
   void verdictHeard(const std::string& verdict);
+  /// The store stopped answering the failure detector: its host (a rank, or the launcher) failed.
+  void storeLost(const std::string& why);
+  /// "rank 0 (domain 0, local rank 0), which hosts the bootstrap store at H:P" or, hosted by a
+  /// launcher, "the bootstrap store at H:P".
+  std::string storeHostName() const;
   /// Stops this communicator with `e` (unless it stopped already) and wakes its waits.
   void stopWith(const Error& e);
   void exitRendezvous();
@@ -160,6 +165,10 @@ class Communicator::Impl {
   std::atomic<bool> broken_{false};  // brokenBy_ is set: lets every call check without the lock
   mutable std::atomic<bool> verdictOwn_{false};  // this rank is publishing, or has published, the verdict
   std::unique_ptr<FailureDetector> detector_;
+  // The detector's connection, whose requests time out within the heartbeat timeout: the verdict
+  // and the progress go through it, so that a stalled store cannot hold up a failing rank.
+  std::shared_ptr<Store> quickStore_;
+  int storeHostRank_ = -1;  // the rank whose process hosts the store (it said so at init), -1: none
   std::chrono::milliseconds heartbeatPeriod_{0};  // how stale a peer's published progress may be
   std::unique_ptr<FlightRecorder> recorder_;      // before the queue: queued work records into it
   int dumpSignal_ = 0;                            // the SIGUSR1 registration (signal_dump.hpp)

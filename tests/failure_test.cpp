@@ -1,7 +1,13 @@
 // Failures end in bounded time with an error that names the rank: a peer that dies on either
 // tier, a peer that never comes (timeout), and abort.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
 
 #include <chrono>
 #include <cstdlib>
@@ -197,6 +203,55 @@ TEST(Failure, AbortTellsThePeersWithinAPeriod) {
   }, jo);
   EXPECT_TRUE(result.ok()) << result.report();
 }
+
+// A port for a store that rank 0 itself hosts (no launcher): below the kernel's ephemeral range,
+// where no connection of the job can take it, and free when checked.
+std::uint16_t freeStorePort() {
+  int ephemeralLow = 32768;
+  if (FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
+    if (std::fscanf(f, "%d", &ephemeralLow) != 1) ephemeralLow = 32768;
+    std::fclose(f);
+  }
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const int port = 10000 + static_cast<int>((getpid() * 7919L + attempt * 104729L) % std::max(1000, ephemeralLow - 10000));
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<std::uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    ::close(fd);
+    if (free) return static_cast<std::uint16_t>(port);
+  }
+  return 0;
+}
+
+// 2x4 with the store hosted by rank 0 (as under mpirun or an explicit init), whose process then
+// dies or stops: every survivor raises, naming rank 0 and the store, the ones that were talking
+// to it at once and the others through their failure detectors, whose store calls fail (killed)
+// or stop answering within the heartbeat timeout (stopped). Default heartbeat settings.
+void storeHostFails(bool kill) {
+  const std::uint16_t port = freeStorePort();
+  ASSERT_NE(port, 0) << "no free port for the store";
+  JobOptions jo = failureJob(4);
+  jo.env.push_back({"TIERCC_TIMEOUT", "60s"});  // far beyond the bound: the detectors must see it
+  JobResult result = runRanks(8, [port, kill](int rank, const std::string&) {
+    Communicator comm("127.0.0.1:" + std::to_string(port), 8, rank);
+    comm.barrier();
+    if (rank == 0) {
+      if (kill) ::kill(getpid(), SIGKILL);
+      stopUntilKilled(9);  // past the survivors' checks
+    }
+    expectAllreduceFails(comm, ErrorCode::PeerFailure, "rank 0 (domain 0, local rank 0)",
+                         std::chrono::seconds(kill ? 3 : 7));
+  }, jo);
+  ASSERT_EQ(result.ranks.size(), 8u);
+  for (int r = 1; r < 8; ++r) EXPECT_TRUE(result.ranks[r].ok()) << result.report();
+  EXPECT_TRUE(WIFSIGNALED(result.ranks[0].status)) << result.ranks[0].describe();
+}
+
+TEST(Failure, KilledStoreHostIsNamedByEverySurvivor) { storeHostFails(true); }
+TEST(Failure, StoppedStoreHostIsNamedByEverySurvivorWithinTheHeartbeatTimeout) { storeHostFails(false); }
 
 // Ranks with different settings all stop at init with the same clear error, none waits.
 TEST(Failure, RanksThatDisagreeOnSettingsStopAtInit) {
