@@ -53,7 +53,15 @@ void parseHostPort(const std::string& text, std::string& host, std::uint16_t& po
 class TcpStoreServer {
  public:
   static constexpr std::uint32_t kMaxFrameBytes = 64u << 20;
+  /// What one client may take of the server, so that a broken or hostile one cannot take it
+  /// down: a frame's memory is allocated as its bytes arrive, not when it is announced.
+  struct Limits {
+    std::size_t maxConnections = 16384;              ///< more are accepted and closed at once
+    std::chrono::milliseconds frameTime{30000};      ///< a frame begun must arrive whole this soon
+    std::size_t maxUnreadReplyBytes = 256u << 20;    ///< replies a client leaves unread, queued
+  };
   explicit TcpStoreServer(const std::string& bindAddress = "127.0.0.1", std::uint16_t port = 0);
+  TcpStoreServer(const std::string& bindAddress, std::uint16_t port, const Limits& limits);
   ~TcpStoreServer();
   TcpStoreServer(const TcpStoreServer&) = delete;
   TcpStoreServer& operator=(const TcpStoreServer&) = delete;

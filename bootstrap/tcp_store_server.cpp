@@ -1,6 +1,10 @@
 // TcpStoreServer: the bootstrap store served over TCP with Boost.Asio, all state on one io thread
 // so nothing needs a lock. GET and WAIT park as waiters, answered on SET/ADD or by their own timer,
-// so a client that waits never holds up another.
+// so a client that waits never holds up another. A client is held to TcpStoreServer::Limits: a
+// frame's body is read in chunks as it arrives (announcing 64 MiB costs nothing until the bytes
+// come), a frame begun must finish within frameTime (a slow client is cut off; an idle one, between
+// frames, is not: ranks sit idle for hours), replies it leaves unread are bounded, and so are
+// connections.
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -72,7 +76,8 @@ class StoreState {
 // One client connection: reads frames, answers them in order, and closes on malformed input.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, StoreState& state, std::function<void(Session*)> onClosed);
+  Session(tcp::socket socket, StoreState& state, const TcpStoreServer::Limits& limits,
+          std::function<void(Session*)> onClosed);
   void start() { readHeader(); }
   /// Answers the parked request.
   void finishWait(const proto::Reply& reply);
@@ -81,7 +86,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
  private:
   void readHeader();
-  void readBody(std::uint32_t length);
+  void readBody();
+  /// The first byte of a frame came: the rest must follow within the frame time.
+  void startFrameTimer();
   void dispatch();
   void send(const proto::Reply& reply);
   void writeNext();
@@ -93,9 +100,14 @@ class Session : public std::enable_shared_from_this<Session> {
   StoreState& state_;
   std::function<void(Session*)> onClosed_;
   std::string peer_;
+  const TcpStoreServer::Limits& limits_;
   proto::FrameHeader header_{};
-  Bytes body_;  // also the scratch buffer of drain()
+  std::size_t headerBytes_ = 0;  // of header_, read so far
+  std::size_t bodyLength_ = 0;   // announced by the header
+  Bytes body_;                   // what arrived of the body; also the scratch buffer of drain()
+  asio::steady_timer frameTimer_;
   std::deque<Bytes> outbox_;
+  std::size_t outboxBytes_ = 0;
   std::shared_ptr<Waiter> waiter_;
   std::optional<asio::steady_timer> lingerTimer_;
   bool rejecting_ = false;
@@ -208,30 +220,65 @@ void StoreState::drop(const std::shared_ptr<Waiter>& waiter) {
 
 // ---- Session ----
 
-Session::Session(tcp::socket socket, StoreState& state, std::function<void(Session*)> onClosed)
-    : socket_(std::move(socket)), state_(state), onClosed_(std::move(onClosed)) {
+Session::Session(tcp::socket socket, StoreState& state, const TcpStoreServer::Limits& limits,
+                 std::function<void(Session*)> onClosed)
+    : socket_(std::move(socket)),
+      state_(state),
+      onClosed_(std::move(onClosed)),
+      limits_(limits),
+      frameTimer_(socket_.get_executor()) {
   error_code ec;
   auto remote = socket_.remote_endpoint(ec);
   peer_ = ec ? "unknown peer" : describe(remote);
 }
 
+// The header is read as it comes, so that the frame time starts with its first byte.
 void Session::readHeader() {
-  asio::async_read(socket_, asio::buffer(header_), [self = shared_from_this()](error_code ec, std::size_t) {
-    if (ec) return self->close();
-    try {
-      self->readBody(proto::decodeFrameLength(self->header_, TcpStoreServer::kMaxFrameBytes));
-    } catch (const Error& e) {
-      self->rejectAndClose(e.what());
-    }
+  socket_.async_read_some(asio::buffer(header_.data() + headerBytes_, header_.size() - headerBytes_),
+                          [self = shared_from_this()](error_code ec, std::size_t n) {
+                            if (ec || self->closed_) return self->close();
+                            if (self->headerBytes_ == 0 && n > 0) self->startFrameTimer();
+                            self->headerBytes_ += n;
+                            if (self->headerBytes_ < self->header_.size()) return self->readHeader();
+                            self->headerBytes_ = 0;
+                            try {
+                              self->bodyLength_ = proto::decodeFrameLength(self->header_, TcpStoreServer::kMaxFrameBytes);
+                            } catch (const Error& e) {
+                              self->frameTimer_.cancel();
+                              return self->rejectAndClose(e.what());
+                            }
+                            self->body_.clear();
+                            self->readBody();
+                          });
+}
+
+void Session::startFrameTimer() {
+  frameTimer_.expires_after(limits_.frameTime);
+  frameTimer_.async_wait([self = shared_from_this()](error_code ec) {
+    if (ec || self->closed_) return;  // cancelled: the frame came whole
+    TIERCC_LOG(Warn, Store) << "store server: closing connection from " << self->peer_ << ": a frame took longer than "
+                            << self->limits_.frameTime.count() << " ms to arrive (" << self->body_.size() << " of "
+                            << self->bodyLength_ << " body bytes)";
+    self->close();
   });
 }
 
-void Session::readBody(std::uint32_t length) {
-  body_.resize(length);
-  asio::async_read(socket_, asio::buffer(body_), [self = shared_from_this()](error_code ec, std::size_t) {
-    if (ec) return self->close();
-    self->dispatch();
-  });
+// In chunks, growing the buffer with what arrived: memory follows the bytes, not the announcement.
+void Session::readBody() {
+  constexpr std::size_t kChunk = 64 << 10;
+  const std::size_t got = body_.size();
+  if (got == bodyLength_) {
+    frameTimer_.cancel();
+    return dispatch();
+  }
+  const std::size_t chunk = std::min(kChunk, bodyLength_ - got);
+  body_.resize(got + chunk);
+  socket_.async_read_some(asio::buffer(body_.data() + got, chunk),
+                          [self = shared_from_this(), got](error_code ec, std::size_t n) {
+                            if (ec || self->closed_) return self->close();
+                            self->body_.resize(got + n);
+                            self->readBody();
+                          });
 }
 
 void Session::dispatch() {
@@ -264,13 +311,22 @@ void Session::finishWait(const proto::Reply& reply) {
 
 void Session::send(const proto::Reply& reply) {
   if (closed_ || rejecting_) return;
-  outbox_.push_back(proto::encodeReplyFrame(reply));
+  Bytes frame = proto::encodeReplyFrame(reply);
+  if (outboxBytes_ + frame.size() > limits_.maxUnreadReplyBytes) {
+    TIERCC_LOG(Warn, Store) << "store server: closing connection from " << peer_ << ": it left "
+                            << outboxBytes_ + frame.size() << " bytes of replies unread (limit "
+                            << limits_.maxUnreadReplyBytes << ")";
+    return close();
+  }
+  outboxBytes_ += frame.size();
+  outbox_.push_back(std::move(frame));
   if (outbox_.size() == 1) writeNext();
 }
 
 void Session::writeNext() {
   asio::async_write(socket_, asio::buffer(outbox_.front()), [self = shared_from_this()](error_code ec, std::size_t) {
-    if (ec) return self->close();
+    if (ec || self->closed_) return self->close();
+    self->outboxBytes_ -= self->outbox_.front().size();
     self->outbox_.pop_front();
     if (!self->outbox_.empty()) return self->writeNext();
     if (self->rejecting_) self->linger();
@@ -313,6 +369,7 @@ void Session::close() {
   socket_.shutdown(tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
   if (lingerTimer_) lingerTimer_->cancel();
+  frameTimer_.cancel();
   if (onClosed_) onClosed_(this);
 }
 
@@ -322,8 +379,8 @@ void Session::close() {
 
 class TcpStoreServer::Impl {
  public:
-  Impl(const std::string& bindAddress, std::uint16_t port)
-      : acceptor_(io_), retryTimer_(io_), state_(io_.get_executor()) {
+  Impl(const std::string& bindAddress, std::uint16_t port, const Limits& limits)
+      : limits_(limits), acceptor_(io_), retryTimer_(io_), state_(io_.get_executor()) {
     listen(bindAddress, port);
     TIERCC_LOG(Info, Store) << "store server listening on " << describe(acceptor_.local_endpoint());
     accept();
@@ -381,8 +438,18 @@ class TcpStoreServer::Impl {
 
   void startSession(tcp::socket socket) {
     error_code ignored;
+    if (sessions_.size() >= limits_.maxConnections) {
+      if (!refusing_) {  // once per episode, not once per connection
+        TIERCC_LOG(Warn, Store) << "store server: " << sessions_.size()
+                                << " connections open (the limit): closing new ones";
+      }
+      refusing_ = true;
+      socket.close(ignored);
+      return;
+    }
+    refusing_ = false;
     socket.set_option(tcp::no_delay(true), ignored);
-    auto session = std::make_shared<Session>(std::move(socket), state_, [this](Session* closed) {
+    auto session = std::make_shared<Session>(std::move(socket), state_, limits_, [this](Session* closed) {
       std::erase_if(sessions_, [closed](const auto& s) { return s.get() == closed; });
     });
     sessions_.insert(session);
@@ -410,6 +477,8 @@ class TcpStoreServer::Impl {
     for (const auto& session : sessions) session->close();
   }
 
+  const Limits limits_;
+  bool refusing_ = false;  // at the connection limit
   // io_ first: it outlives every socket, timer and handler that refers to it.
   asio::io_context io_;
   tcp::acceptor acceptor_;
@@ -423,7 +492,10 @@ class TcpStoreServer::Impl {
 };
 
 TcpStoreServer::TcpStoreServer(const std::string& bindAddress, std::uint16_t port)
-    : impl_(std::make_unique<Impl>(bindAddress, port)) {}
+    : TcpStoreServer(bindAddress, port, Limits{}) {}
+
+TcpStoreServer::TcpStoreServer(const std::string& bindAddress, std::uint16_t port, const Limits& limits)
+    : impl_(std::make_unique<Impl>(bindAddress, port, limits)) {}
 
 TcpStoreServer::~TcpStoreServer() = default;
 
