@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "bootstrap/failure_detector.hpp"
@@ -86,16 +87,20 @@ Communicator::Impl::Impl(CommSetup setup) : setup_(std::move(setup)) {
   if (!setup_.forcedDomain) log::setRank(setup_.rank);
   initTiers();
   startFailureDetector();
-  if (recorder_->capacity()) dumpSignal_ = onDumpSignal([this] { dumpFlightRecorder("SIGUSR1"); });
   if (const std::string dir = params::getString("TIERCC_TRACE"); !dir.empty())
     trace_ = std::make_unique<TraceWriter>(dir, setup_.jobId + "-" + hashHex(setup_.prefix), topo_, setup_.prefix);
+  // The registrations last, after everything that may throw: a constructor that throws runs no
+  // destructor, and a registration left behind would call into a freed communicator.
+  std::optional<std::uint16_t> metricsPort;
   if (!params::raw("TIERCC_METRICS_PORT").empty()) {
     const std::int64_t port = params::getInt("TIERCC_METRICS_PORT") + hostIndex_;
     TIERCC_REQUIRE_ARG(port > 0 && port < 65536, "TIERCC_METRICS_PORT plus the rank's index on its host (", hostIndex_,
                        ") must be a port in [1, 65535], got ", port);
-    metricsHandle_ = registerMetrics(params::getString("TIERCC_METRICS_ADDR"), static_cast<std::uint16_t>(port),
-                                     [this] { return metricsSnapshot(); });
+    metricsPort = static_cast<std::uint16_t>(port);
   }
+  const std::string metricsAddr = params::getString("TIERCC_METRICS_ADDR");
+  if (metricsPort) metricsHandle_ = registerMetrics(metricsAddr, *metricsPort, [this] { return metricsSnapshot(); });
+  if (recorder_->capacity()) dumpSignal_ = onDumpSignal([this] { dumpFlightRecorder("SIGUSR1"); });
   TIERCC_LOG(Info, Init) << "communicator ready: rank " << topo_.rank() << " of " << topo_.size() << ", "
                          << topo_.describe() << ", scale-up " << domain_->name() << ", scale-out "
                          << (transport_ ? transport_->name() : "none (one domain)");

@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -140,6 +141,47 @@ TEST(Metrics, EachRankServesItsOwnCounts) {
         comm.barrier();
       },
       jo);
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
+// A timeline that cannot be written is a clear error at init, and a bad metrics port too; the
+// communicator that failed leaves nothing registered behind (a SIGUSR1 dump afterwards finds only
+// the live one).
+TEST(Observability, BadTimelineFolderAndMetricsPortAreClearErrors) {
+  JobOptions jo;
+  jo.timeout = std::chrono::seconds(60);
+  JobResult result = runRanks(1, [](int, const std::string& store) {
+    Communicator good(store, 1, 0);  // registers the SIGUSR1 dump
+    ::setenv("TIERCC_TRACE", "/proc/no/such/folder", 1);
+    try {
+      Communicator bad(store, 1, 0);
+      TIERCC_CHECK(false, "a communicator with an unwritable TIERCC_TRACE was made");
+    } catch (const Error& e) {
+      TIERCC_CHECK(e.code() == ErrorCode::SystemError, toString(e.code()) << ": " << e.what());
+      TIERCC_CHECK(std::string(e.what()).find("TIERCC_TRACE: cannot write /proc/no/such/folder") != std::string::npos,
+                   e.what());
+    }
+    ::unsetenv("TIERCC_TRACE");
+    ::setenv("TIERCC_METRICS_PORT", "65535", 1);
+    ::setenv("TIERCC_DOMAIN_SIZE", "1", 1);
+    try {
+      Communicator bad(store, 1, 0);
+      (void)bad;  // index 0 on its host: 65535 is a port
+    } catch (const Error& e) {
+      TIERCC_CHECK(false, "port 65535 + 0 was refused: " << e.what());
+    }
+    ::setenv("TIERCC_METRICS_PORT", "70000", 1);
+    try {
+      Communicator bad(store, 1, 0);
+      TIERCC_CHECK(false, "TIERCC_METRICS_PORT=70000 was accepted");
+    } catch (const Error& e) {
+      TIERCC_CHECK(e.code() == ErrorCode::InvalidArgument, toString(e.code()) << ": " << e.what());
+    }
+    ::unsetenv("TIERCC_METRICS_PORT");
+    ::raise(SIGUSR1);  // only `good` is registered: a dump, not a crash
+    usleep(200 * 1000);
+    good.barrier();
+  }, jo);
   EXPECT_TRUE(result.ok()) << result.report();
 }
 
