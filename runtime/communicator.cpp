@@ -378,6 +378,9 @@ void Communicator::Impl::writeStatsFile() const {
       << ",\"last_algorithm\":\"" << s.algorithm << "\"}\n";
 }
 
+// How long abort() waits for the running operation to notice it.
+constexpr std::chrono::milliseconds kAbortWait{10000};
+
 // The peers hear of it through the failure verdict (their detectors read it at each beat), so a
 // rank that aborts while they wait on it, or before they call, stops them within a period.
 void Communicator::Impl::abort() {
@@ -387,15 +390,23 @@ void Communicator::Impl::abort() {
     std::lock_guard<std::mutex> lock(statsMutex_);
     metrics_.aborts += 1;
   }
+  // The verdict first: stopping the tiers makes the running operation fail (with Aborted, which
+  // publishes nothing), and a verdict checked for after that would look already out.
+  if (!broken_.load(std::memory_order_acquire) && setup_.size > 1) {  // else a verdict is out already
+    try {
+      verdictOwn_ = true;
+      publishFailureVerdict(quickStore_ ? *quickStore_ : *store_,
+                            concat(topo_.nameRank(topo_.rank()), " aborted its communicator"));
+    } catch (const std::exception& e) {
+      TIERCC_LOG(Warn, Init) << "abort: could not tell the peers through the store (" << e.what() << ")";
+    }
+  }
   if (domain_) domain_->abort();
   if (transport_) transport_->abort();
-  if (broken_.load(std::memory_order_acquire) || setup_.size < 2) return;  // a verdict is out already
-  try {
-    verdictOwn_ = true;
-    publishFailureVerdict(quickStore_ ? *quickStore_ : *store_,
-                          concat(topo_.nameRank(topo_.rank()), " aborted its communicator"));
-  } catch (const std::exception& e) {
-    TIERCC_LOG(Warn, Init) << "abort: could not tell the peers through the store (" << e.what() << ")";
+  // The operation running (a Work that a wait(timeout) gave up on, or a blocking call on another
+  // thread) ends at its next wait; once abort() returns, it touches the caller's buffers no more.
+  if (!queue_.waitIdle(kAbortWait)) {
+    TIERCC_LOG(Warn, Init) << "abort: an operation still runs " << kAbortWait.count() << " ms after the abort";
   }
 }
 

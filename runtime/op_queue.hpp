@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -42,8 +43,15 @@ class OpQueue {
       std::unique_lock<std::mutex> lock(mutex_);
       cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
     }
-    std::lock_guard<std::mutex> exec(execMutex_);
+    std::lock_guard<std::timed_mutex> exec(execMutex_);
     fn();
+  }
+  /// Waits until no operation runs, at most `limit`; false if one still does. Not from inside an
+  /// operation (it would wait for itself).
+  bool waitIdle(std::chrono::milliseconds limit) {
+    if (!execMutex_.try_lock_for(limit)) return false;
+    execMutex_.unlock();
+    return true;
   }
   /// Lets queued operations finish, then stops the worker thread.
   void shutdown();
@@ -62,7 +70,7 @@ class OpQueue {
   bool busy_ = false;  // the worker is running an operation
   std::atomic<int> outstanding_{0};  // submitted and not yet finished (queued or running)
   bool stopping_ = false;
-  std::mutex execMutex_;  // one operation at a time, worker or inline
+  std::timed_mutex execMutex_;  // one operation at a time, worker or inline
   std::thread worker_;
 };
 

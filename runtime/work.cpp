@@ -75,16 +75,17 @@ void OpQueue::workerLoop() {
     queue_.pop_front();
     busy_ = true;
     lock.unlock();
-    std::exception_ptr error;
     {
-      std::lock_guard<std::mutex> exec(execMutex_);
+      std::lock_guard<std::timed_mutex> exec(execMutex_);
+      std::exception_ptr error;
       try {
         fn();
       } catch (...) {
         error = std::current_exception();
       }
+      // Under the exec lock: once waitIdle() (abort) sees the queue idle, the Work is done too.
+      state->finish(error);
     }
-    state->finish(error);
     lock.lock();
     busy_ = false;
     outstanding_.fetch_sub(1, std::memory_order_acq_rel);

@@ -204,6 +204,41 @@ TEST(Failure, AbortTellsThePeersWithinAPeriod) {
   EXPECT_TRUE(result.ok()) << result.report();
 }
 
+// Work::wait(timeout) gives up, then abort() stops the operation: when abort() returns, the
+// operation has ended (its Work is done, with Aborted), so the caller may free its buffers. In a
+// domain (shm) and across domains (the transport).
+void abortAfterWaitTimeout(int domainSize) {
+  JobResult result = runRanks(2, [](int rank, const std::string& store) {
+    Communicator comm(store, 2, rank);
+    comm.barrier();
+    if (rank == 1) {
+      sleep(4);  // never joins the allreduce
+      return;
+    }
+    std::vector<float> send(1 << 22, 1.0f), recv(1 << 22, 0.0f);
+    Work w = comm.allreduceAsync(send.data(), recv.data(), send.size(), DataType::F32, ReduceOp::Sum);
+    try {
+      w.wait(std::chrono::milliseconds(300));
+      TIERCC_CHECK(false, "the allreduce finished without rank 1");
+    } catch (const Error& e) {
+      TIERCC_CHECK(e.code() == ErrorCode::Timeout, toString(e.code()) << ": " << e.what());
+    }
+    const auto start = Clock::now();
+    comm.abort();
+    TIERCC_CHECK(Clock::now() - start < std::chrono::seconds(5), "abort took too long");
+    try {
+      const bool done = w.test();  // no waiting: the operation must have ended already
+      TIERCC_CHECK(false, "the aborted allreduce " << (done ? "succeeded" : "still runs after abort() returned"));
+    } catch (const Error& e) {
+      TIERCC_CHECK(e.code() == ErrorCode::Aborted, toString(e.code()) << ": " << e.what());
+    }
+  }, failureJob(domainSize));
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
+TEST(Failure, AbortAfterAWaitTimeoutEndsTheOperationInADomain) { abortAfterWaitTimeout(0); }
+TEST(Failure, AbortAfterAWaitTimeoutEndsTheOperationAcrossDomains) { abortAfterWaitTimeout(1); }
+
 // A port for a store that rank 0 itself hosts (no launcher): below the kernel's ephemeral range,
 // where no connection of the job can take it, and free when checked.
 std::uint16_t freeStorePort() {

@@ -48,7 +48,8 @@ class Work {
   Work& operator=(Work&&) noexcept;
   /// True when the collective has finished; rethrows its error if it failed.
   bool test();
-  /// Blocks until done or until `timeout` passes (then throws Error{Timeout}); rethrows failures.
+  /// Blocks until done or until `timeout` passes (then throws Error{Timeout}: the operation goes
+  /// on, and Communicator::abort() stops it); rethrows failures.
   void wait(std::chrono::milliseconds timeout = std::chrono::milliseconds::max());
 
   struct State;
@@ -135,7 +136,10 @@ class Communicator {
   /// Collective: ranks with the same color form a new communicator, ordered by (key, rank).
   /// A negative color returns an empty communicator (valid() == false).
   Communicator split(int color, int key);
-  /// Fails every pending and future operation of this communicator with Error{Aborted}.
+  /// Fails every pending and future operation of this communicator with Error{Aborted}, and
+  /// tells the peers. Safe from another thread while an operation blocks (the usual use: a
+  /// Work::wait(timeout) that gave up): it returns once that operation has stopped, so the
+  /// caller's buffers are not touched afterwards. Not from inside an operation.
   void abort();
   /// False for a moved-from communicator or a split with negative color.
   bool valid() const;
