@@ -1,18 +1,14 @@
 // Failures end in bounded time with an error that names the rank: a peer that dies on either
 // tier, a peer that never comes (timeout), and abort.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cstdio>
 
 #include <chrono>
 #include <cstdlib>
 #include <vector>
 
+#include "tests/support/free_ports.hpp"
 #include "tests/support/multiprocess.hpp"
 #include "tests/support/shm_entries.hpp"
 #include "tiercc/tiercc.hpp"
@@ -239,34 +235,12 @@ void abortAfterWaitTimeout(int domainSize) {
 TEST(Failure, AbortAfterAWaitTimeoutEndsTheOperationInADomain) { abortAfterWaitTimeout(0); }
 TEST(Failure, AbortAfterAWaitTimeoutEndsTheOperationAcrossDomains) { abortAfterWaitTimeout(1); }
 
-// A port for a store that rank 0 itself hosts (no launcher): below the kernel's ephemeral range,
-// where no connection of the job can take it, and free when checked.
-std::uint16_t freeStorePort() {
-  int ephemeralLow = 32768;
-  if (FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
-    if (std::fscanf(f, "%d", &ephemeralLow) != 1) ephemeralLow = 32768;
-    std::fclose(f);
-  }
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    const int port = 10000 + static_cast<int>((getpid() * 7919L + attempt * 104729L) % std::max(1000, ephemeralLow - 10000));
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-    ::close(fd);
-    if (free) return static_cast<std::uint16_t>(port);
-  }
-  return 0;
-}
-
 // 2x4 with the store hosted by rank 0 (as under mpirun or an explicit init), whose process then
 // dies or stops: every survivor raises, naming rank 0 and the store, the ones that were talking
 // to it at once and the others through their failure detectors, whose store calls fail (killed)
 // or stop answering within the heartbeat timeout (stopped). Default heartbeat settings.
 void storeHostFails(bool kill) {
-  const std::uint16_t port = freeStorePort();
+  const std::uint16_t port = freePortsBelowEphemeral(1);  // for a store rank 0 hosts
   ASSERT_NE(port, 0) << "no free port for the store";
   JobOptions jo = failureJob(4);
   jo.env.push_back({"TIERCC_TIMEOUT", "60s"});  // far beyond the bound: the detectors must see it

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/free_ports.hpp"
 #include "tests/support/multiprocess.hpp"
 #include "tiercc/tiercc.hpp"
 
@@ -83,37 +84,10 @@ std::string httpGet(std::uint16_t port, const std::string& path) {
   return reply;
 }
 
-// A port P with P and P + 1 free, below the kernel's ephemeral range: a rank's endpoint is at
-// P + its index on the host, and a port the kernel hands out to connections (the job's own
-// store clients) could be taken by the time the second rank binds it.
-std::uint16_t freePortPair() {
-  int ephemeralLow = 32768;
-  if (FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
-    if (std::fscanf(f, "%d", &ephemeralLow) != 1) ephemeralLow = 32768;
-    std::fclose(f);
-  }
-  auto freeNow = [](int port) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<std::uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-    ::close(fd);
-    return ok;
-  };
-  const int low = 10000, span = std::max(1000, ephemeralLow - low - 2);
-  for (int attempt = 0; attempt < 100; ++attempt) {
-    const int port = low + static_cast<int>((getpid() * 7919L + attempt * 104729L) % span);
-    if (freeNow(port) && freeNow(port + 1)) return static_cast<std::uint16_t>(port);
-  }
-  TIERCC_CHECK(false, "no two free ports below " << ephemeralLow);
-  return 0;
-}
-
 // Two ranks on this host serve on port P and P + 1; each reads its own and finds its stats.
 TEST(Metrics, EachRankServesItsOwnCounts) {
-  const std::uint16_t base = freePortPair();
+  const std::uint16_t base = freePortsBelowEphemeral(2);  // a rank serves on base + its index
+  ASSERT_NE(base, 0) << "no two free ports";
   JobOptions jo;
   jo.env = {{"TIERCC_METRICS_PORT", std::to_string(base)}};
   jo.timeout = std::chrono::seconds(60);

@@ -18,6 +18,7 @@
 
 #include "core/errors.hpp"
 #include "tests/support/expect_error.hpp"
+#include "tests/support/raw_store_socket.hpp"
 #include "tiercc/tiercc.hpp"
 #include "bootstrap/store_protocol.hpp"
 
@@ -37,6 +38,8 @@ Deadline in(milliseconds timeout) { return Deadline::after(timeout); }
 milliseconds since(Clock::time_point start) { return std::chrono::duration_cast<milliseconds>(Clock::now() - start); }
 
 using test::contains;
+using test::frameOf;
+using test::RawSocket;
 using test::errorOf;
 
 // ---------------------------------------------------------------------------------------------
@@ -206,61 +209,6 @@ TEST_P(StoreContract, PrefixStoresAreIsolated) {
   EXPECT_FALSE(store_->check({"a/k"}));
 }
 
-// ---------------------------------------------------------------------------------------------
-// A raw client socket for feeding the server bytes no real client would send.
-
-class RawSocket {
- public:
-  explicit RawSocket(std::uint16_t port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    timeval timeout{static_cast<time_t>(kBound / 1s), 0};  // a silent server fails the test, not hangs it
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-    sockaddr_in addr = loopback(port);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) failErrno("connect");
-  }
-  ~RawSocket() { ::close(fd_); }
-  RawSocket(const RawSocket&) = delete;
-  RawSocket& operator=(const RawSocket&) = delete;
-
-  static sockaddr_in loopback(std::uint16_t port) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return addr;
-  }
-
-  void send(const Bytes& data) {
-    ASSERT_EQ(::send(fd_, data.data(), data.size(), MSG_NOSIGNAL), static_cast<ssize_t>(data.size()));
-  }
-
-  // Reads one reply frame; nullopt when the connection ended first.
-  std::optional<proto::Reply> readReply() {
-    proto::FrameHeader header{};
-    if (!readExactly(header.data(), header.size())) return std::nullopt;
-    Bytes body(proto::decodeFrameLength(header, proto::kMaxReplyBytes));
-    if (!readExactly(body.data(), body.size())) return std::nullopt;
-    return proto::decodeReply(body);
-  }
-
-  // True when the server closed its side (rather than staying silent until the receive timeout).
-  bool closedByPeer() {
-    std::uint8_t byte = 0;
-    return ::recv(fd_, &byte, 1, 0) == 0;
-  }
-
- private:
-  bool readExactly(std::uint8_t* data, std::size_t size) {
-    while (size > 0) {
-      ssize_t n = ::recv(fd_, data, size, 0);
-      if (n <= 0) return false;
-      data += n;
-      size -= static_cast<std::size_t>(n);
-    }
-    return true;
-  }
-  int fd_;
-};
-
 // A bound loopback socket: a port nobody else takes while it lives; it listens only if asked.
 class ReservedPort {
  public:
@@ -283,17 +231,6 @@ class ReservedPort {
   int fd_;
   std::uint16_t port_ = 0;
 };
-
-// A frame announcing `length` bytes followed by `body` (which may have another length).
-Bytes frameOf(std::uint32_t length, const Bytes& body) {
-  Bytes frame;
-  frame.reserve(proto::kHeaderBytes + body.size());
-  for (std::size_t i = 0; i < proto::kHeaderBytes; ++i) frame.push_back(static_cast<std::uint8_t>(length >> (8 * i)));
-  for (std::uint8_t byte : body) frame.push_back(byte);
-  return frame;
-}
-
-Bytes frameOf(const Bytes& body) { return frameOf(static_cast<std::uint32_t>(body.size()), body); }
 
 // ---------------------------------------------------------------------------------------------
 // What only the TCP store has.
@@ -504,107 +441,4 @@ TEST(TcpStoreServerSetup, AnUnusableBindAddressIsAClearError) {
 }
 
 }  // namespace
-// ---------------------------------------------------------------------------------------------
-// Clients that would take the server down; it stays up, serves the others, and its memory stays
-// bounded.
-
-std::size_t residentBytes() {
-  std::ifstream statm("/proc/self/statm");
-  std::size_t pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-}
-
-void servesOthers(std::uint16_t port) {
-  auto store = connectTcpStore("127.0.0.1", port, in(kLongWait));
-  store->setString("alive", "yes");
-  EXPECT_EQ(store->getString("alive", in(kLongWait)), "yes");
-}
-
-// 200 connections each announce a 64 MiB frame and send 1 KiB of it: 12.5 GiB announced, a
-// few hundred KiB arrived, and that is what the server holds.
-TEST(TcpStoreLimits, AnnouncedFramesCostNothingUntilTheirBytesArrive) {
-  TcpStoreServer server;
-  const std::size_t before = residentBytes();
-  std::vector<std::unique_ptr<RawSocket>> clients;
-  for (int i = 0; i < 200; ++i) {
-    clients.push_back(std::make_unique<RawSocket>(server.port()));
-    clients.back()->send(frameOf(TcpStoreServer::kMaxFrameBytes, Bytes(1024, 7)));
-  }
-  servesOthers(server.port());  // after the 200, in accept order: they have been read
-  const std::size_t grown = residentBytes() - std::min(before, residentBytes());
-  EXPECT_LT(grown, std::size_t(64) << 20) << "the server grew by " << (grown >> 20) << " MiB";
-}
-
-// A client that stops in the middle of a frame (slowloris) is cut off after the frame time; one
-// that is idle between frames is not (ranks sit idle for hours between collectives).
-TEST(TcpStoreLimits, AClientThatStopsMidFrameIsCutOffAndAnIdleOneIsNot) {
-  TcpStoreServer::Limits limits;
-  limits.frameTime = 300ms;
-  TcpStoreServer server("127.0.0.1", 0, limits);
-  RawSocket idle(server.port());
-  RawSocket slow(server.port());
-  slow.send(Bytes{0x10, 0x00});  // half a header, then nothing
-  const auto start = std::chrono::steady_clock::now();
-  servesOthers(server.port());
-  EXPECT_TRUE(slow.closedByPeer()) << "the slow client is still connected";
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
-  std::this_thread::sleep_for(400ms);  // past the frame time, but between frames
-  idle.send(proto::encodeRequestFrame({proto::Op::Check, {"alive"}, {}, 0, 0}));
-  const auto reply = idle.readReply();
-  ASSERT_TRUE(reply) << "the idle client was cut off";
-  EXPECT_EQ(reply->number, 1);
-}
-
-// A client that pipelines GETs of a 1 MiB value and never reads the replies is cut off once its
-// unread replies pass the limit, instead of the server queueing 200 MiB for it.
-TEST(TcpStoreLimits, AClientThatNeverReadsItsRepliesIsCutOff) {
-  TcpStoreServer::Limits limits;
-  limits.maxUnreadReplyBytes = 8u << 20;
-  TcpStoreServer server("127.0.0.1", 0, limits);
-  auto store = connectTcpStore("127.0.0.1", server.port(), in(kLongWait));
-  store->set("big", Bytes(1 << 20, 1));
-  const std::size_t before = residentBytes();
-  RawSocket greedy(server.port());
-  Bytes requests;
-  for (int i = 0; i < 200; ++i) {
-    const Bytes frame = proto::encodeRequestFrame({proto::Op::Get, {"big"}, {}, 0, 0});
-    requests.insert(requests.end(), frame.begin(), frame.end());
-  }
-  greedy.send(requests);
-  std::this_thread::sleep_for(500ms);  // the replies pile up
-  servesOthers(server.port());
-  const std::size_t grown = residentBytes() - std::min(before, residentBytes());
-  EXPECT_LT(grown, std::size_t(64) << 20) << "the server grew by " << (grown >> 20) << " MiB";
-  int replies = 0;
-  while (greedy.readReply()) ++replies;
-  EXPECT_LT(replies, 200) << "every reply was queued";
-}
-
-// Past the connection limit new connections are closed at once; a freed place is taken again.
-TEST(TcpStoreLimits, ConnectionsBeyondTheLimitAreClosedAtOnce) {
-  TcpStoreServer::Limits limits;
-  limits.maxConnections = 4;
-  TcpStoreServer server("127.0.0.1", 0, limits);
-  auto answers = [](RawSocket& s) {
-    s.send(proto::encodeRequestFrame({proto::Op::Check, {"x"}, {}, 0, 0}));
-    return s.readReply().has_value();
-  };
-  std::vector<std::unique_ptr<RawSocket>> held;
-  for (int i = 0; i < 4; ++i) {
-    held.push_back(std::make_unique<RawSocket>(server.port()));
-    ASSERT_TRUE(answers(*held.back())) << "connection " << i << " within the limit was refused";
-  }
-  RawSocket extra(server.port());
-  EXPECT_TRUE(extra.closedByPeer()) << "a fifth connection was kept";
-  held.pop_back();  // frees a place once the server sees it close
-  bool servedAgain = false;
-  for (int attempt = 0; attempt < 50 && !servedAgain; ++attempt) {
-    RawSocket again(server.port());
-    servedAgain = answers(again);
-    if (!servedAgain) std::this_thread::sleep_for(20ms);
-  }
-  EXPECT_TRUE(servedAgain);
-}
-
 }  // namespace tiercc
