@@ -38,9 +38,11 @@ std::shared_ptr<Store> makeInProcessStoreImpl();
 /// (the server may start after the client). Thread-safe: calls are serialised.
 /// A server that goes away turns every call into Error{PeerFailure} naming the store address;
 /// one that does not answer a request that waits for no key (set, add, check, erase) within
-/// `requestTimeout` (default 60 s) turns it into Error{Timeout}.
+/// `requestTimeout` (default 60 s) turns it into Error{Timeout}. A non-empty `secret` is
+/// presented on connecting (the server's must match); a server that refuses it is InvalidArgument.
 std::shared_ptr<Store> connectTcpStore(const std::string& host, std::uint16_t port, Deadline connectDeadline,
-                                       std::chrono::milliseconds requestTimeout = std::chrono::milliseconds::max());
+                                       std::chrono::milliseconds requestTimeout = std::chrono::milliseconds::max(),
+                                       const std::string& secret = {});
 
 /// Parses "host:port" (IPv4, hostname or "[v6]:port"); InvalidArgument on anything else, port
 /// 0 included unless `anyPort` (an address to bind, where 0 asks the kernel for a free port).
@@ -59,9 +61,20 @@ class TcpStoreServer {
     std::size_t maxConnections = 16384;              ///< more are accepted and closed at once
     std::chrono::milliseconds frameTime{30000};      ///< a frame begun must arrive whole this soon
     std::size_t maxUnreadReplyBytes = 256u << 20;    ///< replies a client leaves unread, queued
+    std::size_t maxKeyBytes = 4096;                  ///< longer keys are refused
+    std::size_t maxValueBytes = 16u << 20;           ///< larger values are refused
+    /// Keys and values held, each entry counted with kEntryOverheadBytes more: a SET or ADD
+    /// past it is refused and changes nothing.
+    std::size_t maxTotalBytes = std::size_t(1) << 30;
+    std::chrono::milliseconds authTime{10000};  ///< with a secret: a new connection must present it this soon
   };
+  /// What an entry costs beyond its key and value, so that empty keys cannot grow the map unbounded.
+  static constexpr std::size_t kEntryOverheadBytes = 64;
   explicit TcpStoreServer(const std::string& bindAddress = "127.0.0.1", std::uint16_t port = 0);
-  TcpStoreServer(const std::string& bindAddress, std::uint16_t port, const Limits& limits);
+  /// With a non-empty `secret`, every connection must present it first (a HELLO); others are
+  /// answered with an error and closed, and change nothing.
+  TcpStoreServer(const std::string& bindAddress, std::uint16_t port, const Limits& limits,
+                 const std::string& secret = {});
   ~TcpStoreServer();
   TcpStoreServer(const TcpStoreServer&) = delete;
   TcpStoreServer& operator=(const TcpStoreServer&) = delete;

@@ -3,6 +3,7 @@
 // so a hostile or corrupt peer gets InvalidArgument, never an over-read or a huge allocation.
 #include "bootstrap/store_protocol.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 
@@ -102,6 +103,10 @@ std::size_t requestSizeHint(const Request& request) {
 }
 
 void checkKeyCount(const Request& request) {
+  if (request.op == Op::Hello) {
+    if (!request.keys.empty()) fail(ErrorCode::InvalidArgument, "store protocol: HELLO takes no key");
+    return;
+  }
   bool multi = request.op == Op::Wait || request.op == Op::Check;
   if (!multi && request.keys.size() != 1) {
     fail(ErrorCode::InvalidArgument, "store protocol: ", toString(request.op), " takes one key, not ",
@@ -131,6 +136,8 @@ const char* toString(Op op) {
       return "CHECK";
     case Op::Erase:
       return "ERASE";
+    case Op::Hello:
+      return "HELLO";
   }
   return "unknown op";
 }
@@ -166,6 +173,9 @@ Bytes encodeRequestFrame(const Request& request) {
         break;
       case Op::Erase:
         w.string(request.keys[0]);
+        break;
+      case Op::Hello:
+        w.bytes(request.value);
         break;
     }
   });
@@ -228,6 +238,9 @@ Request decodeRequest(std::span<const std::uint8_t> body) {
     case Op::Erase:
       request.keys = {r.string("key")};
       break;
+    case Op::Hello:
+      request.value = r.bytes("secret");
+      break;
     default:
       fail(ErrorCode::InvalidArgument, "store protocol: unknown opcode ", static_cast<int>(op));
   }
@@ -285,6 +298,19 @@ std::vector<std::string> missingKeys(const KeyValueMap& data, const std::vector<
     if (!data.contains(key)) missing.push_back(key);
   }
   return missing;
+}
+
+bool sameSecret(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b) {
+  // Every byte of the longer one is looked at; a difference anywhere, or in length, shows only
+  // in the accumulated bits.
+  const std::size_t n = std::max(a.size(), b.size());
+  unsigned difference = a.size() == b.size() ? 0u : 1u;
+  for (std::size_t i = 0; i < n; ++i) {
+    const unsigned x = i < a.size() ? a[i] : 0u;
+    const unsigned y = i < b.size() ? b[i] : 0u;
+    difference |= x ^ y;
+  }
+  return difference == 0;
 }
 
 std::string quoteKeys(const std::vector<std::string>& keys) {

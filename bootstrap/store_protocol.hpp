@@ -15,7 +15,8 @@
 
 namespace tiercc::store_protocol {
 
-enum class Op : std::uint8_t { Set = 1, Get = 2, Add = 3, Wait = 4, Check = 5, Erase = 6 };
+/// Hello: the first request on a connection to a store that has a secret; its value is the secret.
+enum class Op : std::uint8_t { Set = 1, Get = 2, Add = 3, Wait = 4, Check = 5, Erase = 6, Hello = 7 };
 enum class Status : std::uint8_t { Ok = 0, Timeout = 1, Error = 2 };
 
 inline constexpr std::size_t kHeaderBytes = 4;
@@ -29,8 +30,8 @@ inline constexpr std::uint32_t kMaxReplyBytes = TcpStoreServer::kMaxFrameBytes +
 
 struct Request {
   Op op = Op::Check;
-  std::vector<std::string> keys;  ///< exactly one, except for Wait and Check
-  Bytes value;                    ///< Set
+  std::vector<std::string> keys;  ///< exactly one, except for Wait and Check (any) and Hello (none)
+  Bytes value;                    ///< Set: the value; Hello: the secret
   std::int64_t delta = 0;         ///< Add
   std::int64_t timeoutMs = 0;     ///< Get, Wait: kWaitForever or >= 0
 };
@@ -66,6 +67,9 @@ using KeyValueMap = std::unordered_map<std::string, Bytes>;
 std::int64_t addToCounter(KeyValueMap& data, const std::string& key, std::int64_t delta);
 /// The keys not in data, in the order given.
 std::vector<std::string> missingKeys(const KeyValueMap& data, const std::vector<std::string>& keys);
+/// Whether the secrets are equal, in time that depends on their lengths only (not on where they
+/// differ), so that timing the store's answers tells nothing about the secret.
+bool sameSecret(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b);
 /// "'a', 'b'"
 std::string quoteKeys(const std::vector<std::string>& keys);
 /// "store: timed out after 2000 ms waiting for key(s) 'a', 'b'"

@@ -1,6 +1,7 @@
 // The TCP store client: a Store whose calls are requests to a TcpStoreServer over one connection.
 // Every transfer runs on a client-owned io_context with a time limit, so a stalled or vanished
 // server turns into an error in bounded time instead of a hang.
+#include <algorithm>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -27,6 +28,8 @@ using std::chrono::milliseconds;
 constexpr milliseconds kConnectRetryInterval(50);
 // Time allowed by default for a request that does not wait for keys (SET, ADD, CHECK, ERASE).
 constexpr milliseconds kRequestTimeout(60'000);
+// Least time the server gets to accept the secret, even when connecting took the whole deadline.
+constexpr milliseconds kHelloTimeout(5'000);
 // Extra time after a GET/WAIT deadline for the server's TIMEOUT reply to arrive.
 constexpr milliseconds kReplyGrace(1'000);
 
@@ -36,9 +39,14 @@ Clock::time_point later(Clock::time_point at, milliseconds extra) {
 
 class TcpStoreClient final : public Store {
  public:
-  TcpStoreClient(std::string host, std::uint16_t port, Deadline connectDeadline, milliseconds requestTimeout)
+  TcpStoreClient(std::string host, std::uint16_t port, Deadline connectDeadline, milliseconds requestTimeout,
+                 const std::string& secret)
       : socket_(io_), host_(std::move(host)), port_(port), requestTimeout_(requestTimeout) {
     connect(connectDeadline);
+    if (!secret.empty()) {
+      call({proto::Op::Hello, {}, Bytes(secret.begin(), secret.end()), 0, 0},
+           Deadline::after(std::max(connectDeadline.remaining(), kHelloTimeout)));
+    }
   }
   ~TcpStoreClient() override {
     error_code ignored;
@@ -178,6 +186,9 @@ class TcpStoreClient final : public Store {
       case proto::Status::Error:
         break;
     }
+    if (request.op == proto::Op::Hello) {
+      fail(ErrorCode::InvalidArgument, "store server ", address(), " refused this process's secret: ", reply.message);
+    }
     fail(ErrorCode::InvalidArgument, "store server ", address(), " rejected ", proto::toString(request.op),
          " of key(s) ", proto::quoteKeys(request.keys), ": ", reply.message);
   }
@@ -242,12 +253,12 @@ class TcpStoreClient final : public Store {
 }  // namespace
 
 std::shared_ptr<Store> connectTcpStore(const std::string& host, std::uint16_t port, Deadline connectDeadline,
-                                       std::chrono::milliseconds requestTimeout) {
+                                       std::chrono::milliseconds requestTimeout, const std::string& secret) {
   TIERCC_REQUIRE_ARG(!host.empty() && port != 0, "connectTcpStore: invalid address '", host, ":", port, "'");
   TIERCC_REQUIRE_ARG(requestTimeout.count() > 0, "connectTcpStore: request timeout must be positive");
-  return std::make_shared<TcpStoreClient>(host, port, connectDeadline,
-                                          requestTimeout == std::chrono::milliseconds::max() ? kRequestTimeout
-                                                                                             : requestTimeout);
+  return std::make_shared<TcpStoreClient>(
+      host, port, connectDeadline,
+      requestTimeout == std::chrono::milliseconds::max() ? kRequestTimeout : requestTimeout, secret);
 }
 
 }  // namespace tiercc

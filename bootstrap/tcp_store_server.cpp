@@ -4,7 +4,8 @@
 // frame's body is read in chunks as it arrives (announcing 64 MiB costs nothing until the bytes
 // come), a frame begun must finish within frameTime (a slow client is cut off; an idle one, between
 // frames, is not: ranks sit idle for hours), replies it leaves unread are bounded, and so are
-// connections.
+// connections, key and value sizes and the bytes held. A server with a secret serves a
+// connection only once it presented the secret (a HELLO), which it must do within authTime.
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -53,7 +54,8 @@ class StoreState {
   /// A reply now, or the waiter that will answer the session later.
   using Outcome = std::variant<proto::Reply, std::shared_ptr<Waiter>>;
 
-  explicit StoreState(asio::any_io_executor executor) : executor_(std::move(executor)) {}
+  StoreState(asio::any_io_executor executor, const TcpStoreServer::Limits& limits)
+      : executor_(std::move(executor)), limits_(limits) {}
   Outcome handle(const proto::Request& request, const std::shared_ptr<Session>& session);
   /// Forgets a waiter whose connection closed.
   void drop(const std::shared_ptr<Waiter>& waiter);
@@ -67,18 +69,31 @@ class StoreState {
   void complete(const std::shared_ptr<Waiter>& waiter, const proto::Reply& reply);
   void expire(const std::shared_ptr<Waiter>& waiter);
   proto::Reply okReply(const proto::Request& request) const;
+  /// InvalidArgument, before anything changes, for a key or value over its limit.
+  void checkSizes(const proto::Request& request) const;
+  /// InvalidArgument, before anything changes, when storing `value` at `key` would pass maxTotalBytes.
+  void checkRoom(const std::string& key, std::size_t valueBytes) const;
+  static std::size_t entryBytes(const std::string& key, std::size_t valueBytes) {
+    return key.size() + valueBytes + TcpStoreServer::kEntryOverheadBytes;
+  }
+  /// The size of the value at key, if there is one.
+  std::optional<std::size_t> sizeAt(const std::string& key) const;
+  /// Updates heldBytes_ after the value at key (whose size was `before`) was stored.
+  void account(const std::string& key, std::optional<std::size_t> before);
 
   asio::any_io_executor executor_;
+  const TcpStoreServer::Limits& limits_;
   proto::KeyValueMap data_;
+  std::size_t heldBytes_ = 0;  // entryBytes() of every entry in data_
   std::unordered_map<std::string, std::vector<std::shared_ptr<Waiter>>> waiters_;
 };
 
 // One client connection: reads frames, answers them in order, and closes on malformed input.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, StoreState& state, const TcpStoreServer::Limits& limits,
+  Session(tcp::socket socket, StoreState& state, const TcpStoreServer::Limits& limits, const Bytes& secret,
           std::function<void(Session*)> onClosed);
-  void start() { readHeader(); }
+  void start();
   /// Answers the parked request.
   void finishWait(const proto::Reply& reply);
   /// Closes the connection now and forgets its waiter.
@@ -90,6 +105,8 @@ class Session : public std::enable_shared_from_this<Session> {
   /// The first byte of a frame came: the rest must follow within the frame time.
   void startFrameTimer();
   void dispatch();
+  /// A request on a connection of a server with a secret, before the secret came; false if rejected.
+  bool authenticate(const proto::Request& request);
   void send(const proto::Reply& reply);
   void writeNext();
   void rejectAndClose(const std::string& why);
@@ -101,6 +118,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::function<void(Session*)> onClosed_;
   std::string peer_;
   const TcpStoreServer::Limits& limits_;
+  const Bytes& secret_;
+  bool authenticated_;
+  asio::steady_timer authTimer_;
   proto::FrameHeader header_{};
   std::size_t headerBytes_ = 0;  // of header_, read so far
   std::size_t bodyLength_ = 0;   // announced by the header
@@ -123,6 +143,7 @@ std::string describe(const tcp::endpoint& endpoint) {
 // ---- StoreState ----
 
 StoreState::Outcome StoreState::handle(const proto::Request& request, const std::shared_ptr<Session>& session) {
+  checkSizes(request);
   if (request.op == proto::Op::Get || request.op == proto::Op::Wait) return getOrWait(request, session);
   return answer(request);
 }
@@ -130,24 +151,72 @@ StoreState::Outcome StoreState::handle(const proto::Request& request, const std:
 proto::Reply StoreState::answer(const proto::Request& request) {
   proto::Reply reply;
   switch (request.op) {
-    case proto::Op::Set:
-      data_[request.keys.front()] = request.value;
-      wake(request.keys.front());
+    case proto::Op::Set: {
+      const std::string& key = request.keys.front();
+      const auto before = sizeAt(key);
+      checkRoom(key, request.value.size());
+      data_[key] = request.value;
+      account(key, before);
+      wake(key);
       break;
-    case proto::Op::Add:
-      reply.number = proto::addToCounter(data_, request.keys.front(), request.delta);
-      wake(request.keys.front());
+    }
+    case proto::Op::Add: {
+      const std::string& key = request.keys.front();
+      const auto before = sizeAt(key);
+      checkRoom(key, 20);  // the longest decimal int64
+      reply.number = proto::addToCounter(data_, key, request.delta);
+      account(key, before);
+      wake(key);
       break;
+    }
     case proto::Op::Check:
       reply.number = proto::missingKeys(data_, request.keys).empty() ? 1 : 0;
       break;
-    case proto::Op::Erase:
-      data_.erase(request.keys.front());
+    case proto::Op::Erase: {
+      const std::string& key = request.keys.front();
+      if (auto before = sizeAt(key)) heldBytes_ -= entryBytes(key, *before);
+      data_.erase(key);
       break;
+    }
     default:
       fail(ErrorCode::Internal, "store server: unexpected ", proto::toString(request.op));
   }
   return reply;
+}
+
+void StoreState::checkSizes(const proto::Request& request) const {
+  for (const auto& key : request.keys) {
+    if (key.size() > limits_.maxKeyBytes) {
+      fail(ErrorCode::InvalidArgument, "store: a key of ", key.size(), " bytes is over the limit of ",
+           limits_.maxKeyBytes, " bytes");
+    }
+  }
+  if (request.op == proto::Op::Set && request.value.size() > limits_.maxValueBytes) {
+    fail(ErrorCode::InvalidArgument, "store: a value of ", request.value.size(), " bytes is over the limit of ",
+         limits_.maxValueBytes, " bytes");
+  }
+}
+
+std::optional<std::size_t> StoreState::sizeAt(const std::string& key) const {
+  auto it = data_.find(key);
+  if (it == data_.end()) return std::nullopt;
+  return it->second.size();
+}
+
+void StoreState::checkRoom(const std::string& key, std::size_t valueBytes) const {
+  const auto before = sizeAt(key);
+  const std::size_t released = before ? entryBytes(key, *before) : 0;
+  const std::size_t after = heldBytes_ - released + entryBytes(key, valueBytes);
+  if (after > limits_.maxTotalBytes) {
+    fail(ErrorCode::InvalidArgument, "store: full: it holds ", heldBytes_, " bytes in ", data_.size(),
+         " keys, and storing ", valueBytes, " bytes at '", key, "' would pass the limit of ", limits_.maxTotalBytes,
+         " bytes");
+  }
+}
+
+void StoreState::account(const std::string& key, std::optional<std::size_t> before) {
+  if (before) heldBytes_ -= entryBytes(key, *before);
+  heldBytes_ += entryBytes(key, data_.at(key).size());
 }
 
 StoreState::Outcome StoreState::getOrWait(const proto::Request& request, const std::shared_ptr<Session>& session) {
@@ -220,16 +289,50 @@ void StoreState::drop(const std::shared_ptr<Waiter>& waiter) {
 
 // ---- Session ----
 
-Session::Session(tcp::socket socket, StoreState& state, const TcpStoreServer::Limits& limits,
+Session::Session(tcp::socket socket, StoreState& state, const TcpStoreServer::Limits& limits, const Bytes& secret,
                  std::function<void(Session*)> onClosed)
     : socket_(std::move(socket)),
       state_(state),
       onClosed_(std::move(onClosed)),
       limits_(limits),
+      secret_(secret),
+      authenticated_(secret.empty()),
+      authTimer_(socket_.get_executor()),
       frameTimer_(socket_.get_executor()) {
   error_code ec;
   auto remote = socket_.remote_endpoint(ec);
   peer_ = ec ? "unknown peer" : describe(remote);
+}
+
+// A connection that has not presented the secret is cut off after authTime, idle or not: only
+// those who know the secret may hold a connection for hours.
+void Session::start() {
+  if (!authenticated_) {
+    authTimer_.expires_after(limits_.authTime);
+    authTimer_.async_wait([self = shared_from_this()](error_code ec) {
+      if (ec || self->closed_ || self->authenticated_) return;
+      TIERCC_LOG(Warn, Store) << "store server: closing connection from " << self->peer_
+                              << ": it did not present the job's secret within " << self->limits_.authTime.count()
+                              << " ms";
+      self->close();
+    });
+  }
+  readHeader();
+}
+
+bool Session::authenticate(const proto::Request& request) {
+  if (request.op != proto::Op::Hello) {
+    rejectAndClose(concat("not authenticated: this store requires the job's secret (TIERCC_STORE_SECRET) before ",
+                          proto::toString(request.op)));
+    return false;
+  }
+  if (!proto::sameSecret(request.value, secret_)) {
+    rejectAndClose("not authenticated: wrong secret (the job's TIERCC_STORE_SECRET differs)");
+    return false;
+  }
+  authenticated_ = true;
+  authTimer_.cancel();
+  return true;
 }
 
 // The header is read as it comes, so that the frame time starts with its first byte.
@@ -291,6 +394,20 @@ void Session::dispatch() {
   body_ = Bytes();
   // The client serialises its calls, so a request while one is parked breaks the protocol.
   if (waiter_) return rejectAndClose("request while a GET/WAIT is still pending");
+  if (request.op == proto::Op::Hello) {
+    if (authenticated_ && secret_.empty() && !request.value.empty()) {
+      return rejectAndClose(
+          "this store has no secret, but the client presented one (the job's processes disagree "
+          "on TIERCC_STORE_SECRET)");
+    }
+    if (!authenticated_ && !authenticate(request)) return;
+    send(proto::Reply{});
+    return readHeader();
+  }
+  if (!authenticated_) {
+    authenticate(request);  // rejects it: only a HELLO authenticates
+    return;
+  }
   try {
     auto outcome = state_.handle(request, shared_from_this());
     if (auto* reply = std::get_if<proto::Reply>(&outcome)) {
@@ -370,6 +487,7 @@ void Session::close() {
   socket_.close(ignored);
   if (lingerTimer_) lingerTimer_->cancel();
   frameTimer_.cancel();
+  authTimer_.cancel();
   if (onClosed_) onClosed_(this);
 }
 
@@ -379,8 +497,12 @@ void Session::close() {
 
 class TcpStoreServer::Impl {
  public:
-  Impl(const std::string& bindAddress, std::uint16_t port, const Limits& limits)
-      : limits_(limits), acceptor_(io_), retryTimer_(io_), state_(io_.get_executor()) {
+  Impl(const std::string& bindAddress, std::uint16_t port, const Limits& limits, const std::string& secret)
+      : limits_(limits),
+        secret_(secret.begin(), secret.end()),
+        acceptor_(io_),
+        retryTimer_(io_),
+        state_(io_.get_executor(), limits_) {
     listen(bindAddress, port);
     TIERCC_LOG(Info, Store) << "store server listening on " << describe(acceptor_.local_endpoint());
     accept();
@@ -449,7 +571,7 @@ class TcpStoreServer::Impl {
     }
     refusing_ = false;
     socket.set_option(tcp::no_delay(true), ignored);
-    auto session = std::make_shared<Session>(std::move(socket), state_, limits_, [this](Session* closed) {
+    auto session = std::make_shared<Session>(std::move(socket), state_, limits_, secret_, [this](Session* closed) {
       std::erase_if(sessions_, [closed](const auto& s) { return s.get() == closed; });
     });
     sessions_.insert(session);
@@ -478,6 +600,7 @@ class TcpStoreServer::Impl {
   }
 
   const Limits limits_;
+  const Bytes secret_;     // empty: every client is served
   bool refusing_ = false;  // at the connection limit
   // io_ first: it outlives every socket, timer and handler that refers to it.
   asio::io_context io_;
@@ -494,8 +617,9 @@ class TcpStoreServer::Impl {
 TcpStoreServer::TcpStoreServer(const std::string& bindAddress, std::uint16_t port)
     : TcpStoreServer(bindAddress, port, Limits{}) {}
 
-TcpStoreServer::TcpStoreServer(const std::string& bindAddress, std::uint16_t port, const Limits& limits)
-    : impl_(std::make_unique<Impl>(bindAddress, port, limits)) {}
+TcpStoreServer::TcpStoreServer(const std::string& bindAddress, std::uint16_t port, const Limits& limits,
+                               const std::string& secret)
+    : impl_(std::make_unique<Impl>(bindAddress, port, limits, secret)) {}
 
 TcpStoreServer::~TcpStoreServer() = default;
 

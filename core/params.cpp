@@ -13,6 +13,10 @@ namespace {
 
 const std::vector<Info> kParams = {
     {"TIERCC_STORE", "string", "", "bootstrap store address host:port (set by tiercc-run)"},
+    {"TIERCC_STORE_SECRET", "secret", "",
+     "the job's store secret: every connection to the store presents it, and a store hosted by rank 0 requires it "
+     "(tiercc-run generates one; every process of the job needs the same); unset: the store admits anyone who "
+     "reaches it"},
     {"TIERCC_RANK", "int", "", "this process's rank (also OMPI_COMM_WORLD_RANK, RANK)"},
     {"TIERCC_WORLD_SIZE", "int", "", "number of ranks (also OMPI_COMM_WORLD_SIZE, WORLD_SIZE)"},
     {"TIERCC_DOMAIN_SIZE", "int", "", "group consecutive ranks into scale-up domains of this size"},

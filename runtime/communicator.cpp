@@ -237,7 +237,8 @@ void Communicator::Impl::startFailureDetector() {
     std::string host;
     std::uint16_t port = 0;
     parseHostPort(setup_.storeAddr, host, port);
-    base = connectTcpStore(host, port, Deadline::after(timeout_), FailureDetector::storeWait(period, timeout));
+    base = connectTcpStore(host, port, Deadline::after(timeout_), FailureDetector::storeWait(period, timeout),
+                           params::getString("TIERCC_STORE_SECRET"));
   }
   quickStore_ = std::make_shared<PrefixStore>(base, setup_.prefix);
   detector_ = std::make_unique<FailureDetector>(
@@ -452,14 +453,26 @@ namespace {
 // may pass port 0, which asks the kernel for a free port.
 constexpr std::chrono::milliseconds kBoundByOtherWait{5000};
 
+bool isLoopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
+
 std::shared_ptr<TcpStoreServer> maybeHostStore(const std::string& host, std::uint16_t port, int rank, int size,
                                                std::string& bindError) {
   if (rank != 0 || std::getenv("TIERCC_LOCAL_LAUNCH")) return nullptr;
   TIERCC_REQUIRE_ARG(port != 0 || size == 1, "store address ", host,
                      ":0: port 0 (any free port) works only for a one-rank job, whose peers need not find it");
   try {
-    auto server = std::make_shared<TcpStoreServer>(host, port);
-    TIERCC_LOG(Info, Store) << "rank 0 hosts the store at " << host << ":" << server->port();
+    const std::string secret = params::getString("TIERCC_STORE_SECRET");
+    auto server = std::make_shared<TcpStoreServer>(host, port, TcpStoreServer::Limits{}, secret);
+    if (secret.empty() && !isLoopback(host)) {
+      TIERCC_LOG(Warn, Store) << "rank 0 hosts the store at " << host << ":" << server->port()
+                              << " with no secret: anyone who reaches it can read and rewrite the job's bootstrap "
+                                 "(give every process the same TIERCC_STORE_SECRET)";
+    } else {
+      TIERCC_LOG(Info, Store) << "rank 0 hosts the store at " << host << ":" << server->port()
+                              << (secret.empty() ? " (loopback, no secret)" : "");
+    }
     return server;
   } catch (const Error& e) {
     bindError = e.what();
@@ -502,7 +515,8 @@ Communicator::Communicator(const std::string& storeAddr, int worldSize, int rank
   const auto timeout = bindError.empty() ? params::getDuration("TIERCC_TIMEOUT")
                                          : std::min(params::getDuration("TIERCC_TIMEOUT"), kBoundByOtherWait);
   try {
-    setup.baseStore = connectTcpStore(host, port, Deadline::after(timeout));
+    setup.baseStore = connectTcpStore(host, port, Deadline::after(timeout), std::chrono::milliseconds::max(),
+                                      params::getString("TIERCC_STORE_SECRET"));
   } catch (const Error& e) {
     if (bindError.empty()) throw;
     fail(e.code(), "rank 0 could not bind the store at ", host, ":", port, " (", bindError,

@@ -53,13 +53,10 @@ struct Rank {
 };
 
 Rank openDomain(int rank, const std::string& storeAddr) {
-  std::string host;
-  std::uint16_t port = 0;
-  parseHostPort(storeAddr, host, port);
   Rank r;
-  r.store = connectTcpStore(host, port, Deadline::after(10s));
+  r.store = test::connectJobStore(storeAddr, 10s);
   CudaIpcDomainConfig config;
-  config.segmentPrefix = "/tiercc-cudaipc-test-" + std::to_string(port);  // one store per job
+  config.segmentPrefix = "/tiercc-cudaipc-test-" + storeAddr.substr(storeAddr.rfind(':') + 1);  // one store per job
   config.localRank = rank;
   for (int p = 0; p < kRanks; ++p) config.peerNames.push_back("rank " + std::to_string(p));
   config.windowBytes = kWindowBytes;

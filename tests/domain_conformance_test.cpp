@@ -70,10 +70,7 @@ struct Rank {
 };
 
 Rank join(const std::string& backend, int rank, int n, const std::string& addr) {
-  std::string host;
-  std::uint16_t port = 0;
-  parseHostPort(addr, host, port);
-  return Rank{backend, rank, n, connectTcpStore(host, port, Deadline::after(10s))};
+  return Rank{backend, rank, n, test::connectJobStore(addr, 10s)};
 }
 
 // Deterministic bytes for (seed, position).

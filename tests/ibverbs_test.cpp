@@ -35,10 +35,7 @@ struct RankEnv {
 // Connects to the job's store and creates the ibverbs transport towards every other rank.
 RankEnv connectRank(int rank, int n, const std::string& storeAddr) {
   RankEnv env;
-  std::string host;
-  std::uint16_t port = 0;
-  parseHostPort(storeAddr, host, port);
-  env.store = connectTcpStore(host, port, Deadline::after(30s));
+  env.store = test::connectJobStore(storeAddr, 30s);
   TransportSetup ts;
   ts.rank = rank;
   ts.worldSize = n;

@@ -246,6 +246,31 @@ TEST_F(LauncherTest, UnevenLastDomainAndTransportAndLocalLaunch) {
   EXPECT_NE(r.out.find("[r1.d0] tcp 1\n"), std::string::npos) << describe(r);
 }
 
+// Every rank of a job gets the same store secret, 64 hex digits from the kernel's randomness,
+// and the next job another; a secret the caller sets is kept.
+TEST_F(LauncherTest, EveryRankGetsTheJobsStoreSecret) {
+  ::unsetenv("TIERCC_STORE_SECRET");
+  auto secretsOf = [](const std::string& out) {
+    std::set<std::string> secrets;
+    for (const auto& line : lines(out)) secrets.insert(line.substr(line.find(' ') + 1));
+    return secrets;
+  };
+  auto first = runLauncher({"-n", "3", "sh", "-c", "echo $TIERCC_STORE_SECRET"});
+  auto second = runLauncher({"-n", "1", "sh", "-c", "echo $TIERCC_STORE_SECRET"});
+  ASSERT_EQ(first.exitCode, 0) << describe(first);
+  ASSERT_EQ(second.exitCode, 0) << describe(second);
+  const auto secrets = secretsOf(first.out);
+  ASSERT_EQ(secrets.size(), 1u) << describe(first);
+  const std::string secret = *secrets.begin();
+  EXPECT_EQ(secret.size(), 64u) << secret;
+  EXPECT_EQ(secret.find_first_not_of("0123456789abcdef"), std::string::npos) << secret;
+  EXPECT_NE(secretsOf(second.out), secrets) << "two jobs got the same secret";
+  ::setenv("TIERCC_STORE_SECRET", "chosen-by-the-caller", 1);
+  auto chosen = runLauncher({"-n", "1", "sh", "-c", "echo $TIERCC_STORE_SECRET"});
+  ::unsetenv("TIERCC_STORE_SECRET");
+  EXPECT_EQ(chosen.out, "[r0.d0] chosen-by-the-caller\n") << describe(chosen);
+}
+
 TEST_F(LauncherTest, InheritsOtherEnvironment) {
   ::setenv("TIERCC_LAUNCHER_TEST_MARK", "kept", 1);
   auto r = runLauncher({"-n", "1", "sh", "-c", "echo $TIERCC_LAUNCHER_TEST_MARK"});

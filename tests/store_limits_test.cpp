@@ -122,5 +122,45 @@ TEST(TcpStoreLimits, ConnectionsBeyondTheLimitAreClosedAtOnce) {
   EXPECT_TRUE(servedAgain);
 }
 
+// Keys, values and the bytes held are bounded; a refused SET or ADD changes nothing, and the
+// connection and the store go on serving.
+TEST(TcpStoreLimits, LongKeysLargeValuesAndAFullStoreAreRefusedAndChangeNothing) {
+  TcpStoreServer::Limits limits;
+  limits.maxKeyBytes = 64;
+  limits.maxValueBytes = 1 << 20;
+  limits.maxTotalBytes = 4u << 20;
+  TcpStoreServer server("127.0.0.1", 0, limits);
+  auto store = connectTcpStore("127.0.0.1", server.port(), in(kLongWait));
+  auto refused = [](auto call) {
+    try {
+      call();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+      return std::string(e.what());
+    }
+    ADD_FAILURE() << "not refused";
+    return std::string();
+  };
+  const std::string longKey(65, 'k');
+  EXPECT_NE(refused([&] { store->setString(longKey, "v"); }).find("a key of 65 bytes is over the limit of 64"),
+            std::string::npos);
+  EXPECT_NE(refused([&] { store->check({"short", longKey}); }).find("a key of 65 bytes"), std::string::npos);
+  EXPECT_NE(refused([&] {
+              store->set("big", Bytes((1 << 20) + 1, 1));
+            }).find("a value of 1048577 bytes is over the limit of 1048576"),
+            std::string::npos);
+  EXPECT_FALSE(store->check({"big"}));
+  for (int i = 0; i < 3; ++i) store->set("part" + std::to_string(i), Bytes(1 << 20, 2));
+  const std::string full = refused([&] { store->set("part3", Bytes(1 << 20, 3)); });
+  EXPECT_NE(full.find("store: full: it holds"), std::string::npos) << full;
+  EXPECT_FALSE(store->check({"part3"})) << "a refused SET was stored";
+  store->set("part0", Bytes(1 << 20, 4));  // replacing a value frees what it held
+  store->erase("part1");
+  store->set("part3", Bytes(1 << 20, 3));  // room again after the erase
+  EXPECT_EQ(store->get("part3", in(kLongWait)), Bytes(1 << 20, 3));
+  EXPECT_EQ(store->get("part0", in(kLongWait)), Bytes(1 << 20, 4));
+  servesOthers(server.port());
+}
+
 }  // namespace
 }  // namespace tiercc

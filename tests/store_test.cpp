@@ -45,7 +45,8 @@ using test::errorOf;
 // ---------------------------------------------------------------------------------------------
 // The Store contract, over every implementation.
 
-enum class Kind { InProcess, Prefixed, Tcp };
+// TcpWithSecret: a server with a secret, and clients that present it.
+enum class Kind { InProcess, Prefixed, Tcp, TcpWithSecret };
 
 std::string kindName(const testing::TestParamInfo<Kind>& info) {
   switch (info.param) {
@@ -55,6 +56,8 @@ std::string kindName(const testing::TestParamInfo<Kind>& info) {
       return "Prefixed";
     case Kind::Tcp:
       return "Tcp";
+    case Kind::TcpWithSecret:
+      return "TcpWithSecret";
   }
   return "Unknown";
 }
@@ -64,6 +67,8 @@ class StoreContract : public testing::TestWithParam<Kind> {
   void SetUp() override {
     if (GetParam() == Kind::Tcp) {
       server_ = std::make_unique<TcpStoreServer>();
+    } else if (GetParam() == Kind::TcpWithSecret) {
+      server_ = std::make_unique<TcpStoreServer>("127.0.0.1", 0, TcpStoreServer::Limits{}, kSecret);
     } else {
       shared_ = makeInProcessStore();
     }
@@ -79,6 +84,8 @@ class StoreContract : public testing::TestWithParam<Kind> {
         return std::make_shared<PrefixStore>(shared_, kPrefix);
       case Kind::Tcp:
         return connectTcpStore("127.0.0.1", server_->port(), in(kLongWait));
+      case Kind::TcpWithSecret:
+        return connectTcpStore("127.0.0.1", server_->port(), in(kLongWait), milliseconds::max(), kSecret);
     }
     return nullptr;
   }
@@ -89,13 +96,14 @@ class StoreContract : public testing::TestWithParam<Kind> {
   }
 
   static constexpr const char* kPrefix = "job7/";
+  static constexpr const char* kSecret = "3f9a0c7e-contract";
   std::unique_ptr<TcpStoreServer> server_;
   std::shared_ptr<Store> shared_;
   std::shared_ptr<Store> store_;
 };
 
-INSTANTIATE_TEST_SUITE_P(AllStores, StoreContract, testing::Values(Kind::InProcess, Kind::Prefixed, Kind::Tcp),
-                         kindName);
+INSTANTIATE_TEST_SUITE_P(AllStores, StoreContract,
+                         testing::Values(Kind::InProcess, Kind::Prefixed, Kind::Tcp, Kind::TcpWithSecret), kindName);
 
 TEST_P(StoreContract, GetReturnsWhatWasSetIncludingBinaryAndEmpty) {
   Bytes binary = {0, 255, 7, 0};

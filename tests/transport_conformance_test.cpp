@@ -38,11 +38,8 @@ struct RankTransport {
 
 // Every rank connects to every other rank, as a communicator's rail peers would.
 RankTransport connect(const std::string& name, int rank, int n, const std::string& storeAddr) {
-  std::string host;
-  std::uint16_t port = 0;
-  parseHostPort(storeAddr, host, port);
   RankTransport rt;
-  rt.store = connectTcpStore(host, port, Deadline::after(10s));
+  rt.store = test::connectJobStore(storeAddr, 10s);
   PrefixStore netStore(rt.store, "conformance/");
   TransportSetup setup;
   setup.rank = rank;

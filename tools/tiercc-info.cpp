@@ -29,6 +29,7 @@ void printParams(std::ostream& out) {
   for (const auto& p : tiercc::params::all()) width = std::max(width, static_cast<int>(std::strlen(p.name)));
   for (const auto& p : tiercc::params::all()) {
     std::string value = tiercc::params::raw(p.name);
+    if (std::strcmp(p.type, "secret") == 0 && !value.empty()) value = "(set)";
     out << "  " << std::left << std::setw(width) << p.name << " = " << std::setw(12)
         << (value.empty() ? "(unset)" : value) << " [" << tiercc::params::source(p.name) << "]  " << p.doc << "\n";
   }
@@ -57,7 +58,8 @@ int usage(const char* argv0) {
             << "       " << argv0 << " --job HOST:PORT [--comm N]\n"
             << "  --job         a live job, read from its store (TIERCC_STORE; tiercc-run -v prints it): each\n"
             << "                rank's collective, state, step, the peer and tier it waits on, its heartbeat's\n"
-            << "                age, and what holds the job up; --comm N: the N-th communicator (default 1)\n"
+            << "                age, and what holds the job up; --comm N: the N-th communicator (default 1).\n"
+            << "                A job with a store secret needs it in TIERCC_STORE_SECRET (as its ranks have it)\n"
             << "  --params      print only the TIERCC_* parameters with their values and sources\n"
             << "  --algorithms  print what the selector chooses on D domains x K ranks, with the prices\n"
             << "  --plan        print the plan the selector chooses for COLL (allreduce, alltoall, ...) of SIZE\n"

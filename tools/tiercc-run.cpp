@@ -16,6 +16,7 @@
 #include "bootstrap/store.hpp"
 #include "core/errors.hpp"
 #include "tools/run/free_port.hpp"
+#include "tools/run/job_secret.hpp"
 #include "tools/run/job_supervisor.hpp"
 #include "tools/run/options.hpp"
 #include "tools/run/rank_environment.hpp"
@@ -54,14 +55,15 @@ int runJob(const tiercc::run::RunOptions& options) {
   // Blocking the signals must come before the store server starts its thread (see SignalChannel).
   tiercc::run::SignalChannel signals;
   std::optional<tiercc::TcpStoreServer> server;
+  tiercc::run::JobAddresses addresses;
   try {
-    server.emplace(options.storeBind, 0);
+    addresses.storeSecret = tiercc::run::jobSecret();
+    server.emplace(options.storeBind, 0, tiercc::TcpStoreServer::Limits{}, addresses.storeSecret);
   } catch (const std::exception& e) {
     std::cerr << "tiercc-run: cannot start the bootstrap store on " << options.storeBind << ": " << e.what()
               << "\n";
     return kLauncherError;
   }
-  tiercc::run::JobAddresses addresses;
   addresses.store = tiercc::run::storeAddressForRanks(options.storeBind, server->port());
   // PyTorch's env:// rendezvous needs an address and port where rank 0 hosts its store, unless
   // the launcher's environment names them. Rank 0 runs here, or in domain 0's namespace.

@@ -52,10 +52,11 @@ std::string readAll(int fd) {
   return text;
 }
 
-[[noreturn]] void runChild(int rank, int portPipe, int outFd, const JobOptions& options,
+[[noreturn]] void runChild(int rank, int portPipe, int outFd, const std::string& secret, const JobOptions& options,
                            const std::function<void(int, const std::string&)>& body) {
   dup2(outFd, STDOUT_FILENO);
   dup2(outFd, STDERR_FILENO);
+  setenv("TIERCC_STORE_SECRET", secret.c_str(), 1);
   for (auto& [k, v] : options.env) setenv(k.c_str(), v.c_str(), 1);
   if (options.rankEnv)
     for (auto& [k, v] : options.rankEnv(rank)) setenv(k.c_str(), v.c_str(), 1);
@@ -73,9 +74,17 @@ std::string readAll(int fd) {
   _exit(code);
 }
 
+// Unique per job, so that a rank of one job cannot join another's store by mistake.
+std::string jobSecret() {
+  static int jobs = 0;
+  return "tiercc-test-" + std::to_string(::getpid()) + "-" + std::to_string(++jobs) + "-" +
+         std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+}
+
 }  // namespace
 
 JobResult runRanks(int n, const std::function<void(int, const std::string&)>& body, const JobOptions& options) {
+  const std::string secret = jobSecret();
   std::vector<pid_t> pids(n);
   std::vector<int> outFds(n), portPipes(n);
   for (int r = 0; r < n; ++r) {
@@ -85,7 +94,7 @@ JobResult runRanks(int n, const std::function<void(int, const std::string&)>& bo
     pid_t pid = fork();
     if (pid == 0) {
       ::close(p[1]);
-      runChild(r, p[0], outFds[r], options, body);
+      runChild(r, p[0], outFds[r], secret, options, body);
     }
     ::close(p[0]);
     pids[r] = pid;
@@ -94,7 +103,7 @@ JobResult runRanks(int n, const std::function<void(int, const std::string&)>& bo
   JobResult result;
   result.ranks.resize(n);
   {
-    TcpStoreServer server("127.0.0.1", 0);
+    TcpStoreServer server("127.0.0.1", 0, TcpStoreServer::Limits{}, secret);
     std::uint16_t port = server.port();
     for (int r = 0; r < n; ++r) {
       ssize_t w = ::write(portPipes[r], &port, sizeof(port));
@@ -136,6 +145,15 @@ JobResult runRanks(int n, const std::function<void(int, const std::string&)>& bo
     ::close(outFds[r]);
   }
   return result;
+}
+
+std::shared_ptr<Store> connectJobStore(const std::string& storeAddr, std::chrono::milliseconds connectTimeout) {
+  std::string host;
+  std::uint16_t port = 0;
+  parseHostPort(storeAddr, host, port);
+  const char* secret = std::getenv("TIERCC_STORE_SECRET");
+  return connectTcpStore(host, port, Deadline::after(connectTimeout), std::chrono::milliseconds::max(),
+                         secret ? secret : "");
 }
 
 }  // namespace tiercc::test

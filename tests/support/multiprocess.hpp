@@ -5,11 +5,14 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "tiercc/store.hpp"
 
 namespace tiercc::test {
 
@@ -39,7 +42,8 @@ struct JobResult {
   std::string report() const;
 };
 
-/// Runs body(rank, storeAddr) in `n` forked processes. The body fails by throwing.
+/// Runs body(rank, storeAddr) in `n` forked processes. The body fails by throwing. The store
+/// has a secret of its own, in every rank's TIERCC_STORE_SECRET (options.env may replace it).
 JobResult runRanks(int n, const std::function<void(int rank, const std::string& storeAddr)>& body,
                    const JobOptions& options = {});
 
@@ -53,5 +57,8 @@ JobResult runRanks(int n, const std::function<void(int rank, const std::string& 
       throw std::runtime_error(tiercc_check_msg.str());                                         \
     }                                                                                           \
   } while (0)
+
+/// A client of the job's store at storeAddr, presenting the rank's TIERCC_STORE_SECRET.
+std::shared_ptr<Store> connectJobStore(const std::string& storeAddr, std::chrono::milliseconds connectTimeout);
 
 }  // namespace tiercc::test

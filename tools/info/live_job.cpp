@@ -12,6 +12,7 @@
 #include "bootstrap/failure_verdict.hpp"
 #include "bootstrap/store.hpp"
 #include "core/errors.hpp"
+#include "core/params.hpp"
 #include "runtime/hang_diagnosis.hpp"
 #include "runtime/progress.hpp"
 #include "runtime/rank_info.hpp"
@@ -33,7 +34,10 @@ void printLiveJob(std::ostream& out, const std::string& address, int communicato
   std::string host;
   std::uint16_t port = 0;
   parseHostPort(address, host, port);
-  std::shared_ptr<Store> store = connectTcpStore(host, port, Deadline::after(kStoreWait));
+  // The job's secret, if it has one, is in every rank's environment (/proc/<pid>/environ).
+  std::shared_ptr<Store> store =
+      connectTcpStore(host, port, Deadline::after(kStoreWait), std::chrono::milliseconds::max(),
+                      params::getString("TIERCC_STORE_SECRET"));
   const std::string prefix = concat("tiercc/", communicator, "/");
   std::vector<RankInfo> ranks;
   while (store->check({concat(prefix, "rank/", ranks.size())}))

@@ -25,6 +25,7 @@ std::vector<std::string> rankEnvironment(const RunOptions& options, const JobAdd
       {"TIERCC_WORLD_SIZE", std::to_string(options.worldSize)},
       {"TIERCC_LOCAL_LAUNCH", "1"},
   };
+  if (!addresses.storeSecret.empty()) ours.emplace_back("TIERCC_STORE_SECRET", addresses.storeSecret);
   if (options.domainSize) ours.emplace_back("TIERCC_DOMAIN_SIZE", std::to_string(*options.domainSize));
   if (options.transport) ours.emplace_back("TIERCC_TRANSPORT", *options.transport);
   // Namespaces share /dev/shm and the hostname, so host identity cannot tell their domains apart.

@@ -20,6 +20,7 @@ struct JobAddresses {
   std::string store;
   std::string torchMasterAddr;  ///< an address of rank 0 that every rank reaches
   std::uint16_t torchMasterPort = 0;
+  std::string storeSecret;  ///< TIERCC_STORE_SECRET of every rank (run/job_secret.hpp)
 };
 
 /// The inherited environment (environ) with the launcher's TIERCC_* variables for `rank` set
