@@ -12,7 +12,8 @@ namespace tiercc::params {
 
 struct Info {
   const char* name;          ///< e.g. "TIERCC_TIMEOUT"
-  const char* type;  ///< "int", "string", "secret" (a string never shown), "duration", "bool", "bandwidth", "latency"
+  /// "int", "string", "secret" (a string never shown), "duration", "bool", "bandwidth", "latency"
+  const char* type;
   const char* defaultValue;  ///< as text; "" when unset by default
   const char* doc;
 };

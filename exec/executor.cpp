@@ -193,7 +193,7 @@ class Pipeline {
   }
 
   Call& c_;
-  const std::vector<Step>& steps_;
+  const std::deque<Step>& steps_;
   std::uint32_t firstEpoch_;
   std::size_t begin_, end_;  // the steps run per fragment: [begin_, end_)
   bool clocked_;             // this call's steps are timed

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -98,7 +99,9 @@ struct Plan {
   Rounds rounds = Rounds::None;
   std::uint32_t directNeeds = 0;  ///< DirectNeeds, for a ZeroCopy or CrossMemory plan
   double predictedSeconds = 0;    ///< the selector's price of it (0: not priced)
-  std::vector<Step> steps;
+  /// A deque: the Step& that addStep() returns stays valid while later steps are added (a
+  /// vector's would dangle once it grows; ASan found a builder reading one).
+  std::deque<Step> steps;
   /// [first, end) of the steps run once per fragment; the others (Step::perCall) run once
   /// before (those below first) or after.
   std::pair<std::size_t, std::size_t> fragmentSteps{0, 0};

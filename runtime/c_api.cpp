@@ -1,10 +1,11 @@
 // The C ABI (tiercc.h): each call converts exceptions into a result code and a thread-local
 // message. A tiercc_comm is a Communicator plus a tombstone check against use after destroy.
-#include "tiercc/tiercc.h"
-
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/errors.hpp"
+#include "tiercc/tiercc.h"
 #include "tiercc/tiercc.hpp"
 
 struct tiercc_comm {
@@ -52,6 +53,15 @@ T* out(T* p, const char* call) {
 tiercc::DataType dt(tiercc_datatype_t d) { return static_cast<tiercc::DataType>(d); }
 tiercc::ReduceOp rop(tiercc_redop_t o) { return static_cast<tiercc::ReduceOp>(o); }
 
+// Destroyed handles stay reachable from here, to the end of the process (the list is never
+// destroyed): they are kept on purpose, not leaked, and LeakSanitizer must not report them.
+void keepTombstone(tiercc_comm* handle) {
+  static std::mutex mutex;
+  static auto* tombstones = new std::vector<tiercc_comm*>;
+  std::lock_guard lock(mutex);
+  tombstones->push_back(handle);
+}
+
 }  // namespace
 
 extern "C" {
@@ -79,6 +89,7 @@ tiercc_result_t tiercc_comm_destroy(tiercc_comm_t comm) {
     // reported as "destroyed" instead of touching freed memory.
     comm->magic = tiercc_comm::kDead;
     tiercc::Communicator gone(std::move(comm->comm));
+    keepTombstone(comm);
   });
 }
 

@@ -16,6 +16,7 @@ packages=(
   python3-torch libtorch-dev pybind11-dev python3-dev python3-pytest
   prometheus              # scrapes a live job in tests/metrics (the /metrics endpoint)
   python3-matplotlib      # tiercc-trace draws a job's timeline as a PNG
+  clang libclang-rt-14-dev  # libFuzzer for tests/fuzz (scripts/sanitize.sh); gcc brings ASan/UBSan/TSan
 )
 
 missing=()

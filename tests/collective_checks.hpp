@@ -117,7 +117,7 @@ inline void checkAllgather(Communicator& c, DataType dt, std::size_t count, bool
   Buffer out(want.size(), 0x33);
   Buffer in = pattern(dt, count, c.rank(), 0);
   if (inPlace) {
-    std::memcpy(out.data() + c.rank() * bytes, in.data(), bytes);
+    if (bytes > 0) std::memcpy(out.data() + c.rank() * bytes, in.data(), bytes);  // count 0: no buffers at all
     c.allgather(out.data() + c.rank() * bytes, out.data(), count, dt);
   } else {
     c.allgather(in.data(), out.data(), count, dt);

@@ -24,12 +24,19 @@ typedef enum {
   tiercc_not_supported = 8
 } tiercc_result_t;
 
+/* The *_max_enum values are not valid arguments: they make each enum as wide as an int, so that
+ * a value a caller casts from any int is a value of the type (C++ would otherwise not define
+ * reading it), and tiercc can refuse it with an error instead. */
 typedef enum {
   tiercc_f32 = 0, tiercc_f64, tiercc_f16, tiercc_bf16, tiercc_i8,
-  tiercc_u8, tiercc_i32, tiercc_u32, tiercc_i64, tiercc_u64
+  tiercc_u8, tiercc_i32, tiercc_u32, tiercc_i64, tiercc_u64,
+  tiercc_datatype_max_enum = 0x7fffffff
 } tiercc_datatype_t;
 
-typedef enum { tiercc_sum = 0, tiercc_prod, tiercc_min, tiercc_max, tiercc_avg } tiercc_redop_t;
+typedef enum {
+  tiercc_sum = 0, tiercc_prod, tiercc_min, tiercc_max, tiercc_avg,
+  tiercc_redop_max_enum = 0x7fffffff
+} tiercc_redop_t;
 
 /** Joins the job described by the environment (TIERCC_STORE/RANK/WORLD_SIZE, torchrun, mpirun). */
 tiercc_result_t tiercc_comm_init_from_env(tiercc_comm_t* comm);

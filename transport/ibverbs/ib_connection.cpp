@@ -237,6 +237,25 @@ void Connection::onCompletion(const ibv_wc& wc) {
   onSendCompletion(wc);
 }
 
+std::optional<std::string> messageFault(std::span<const std::byte> message, std::size_t eagerLimit, MsgHeader& header) {
+  if (message.size() < sizeof(header)) return concat("a ", message.size(), "-byte message");
+  std::memcpy(&header, message.data(), sizeof(header));
+  if (header.magic != kHeaderMagic) return std::string("bad magic");
+  switch (header.kind) {
+    case MsgKind::Eager:
+      if (header.len > eagerLimit || message.size() - sizeof(header) != header.len)
+        return concat("an eager message announcing ", header.len, " bytes came with ", message.size() - sizeof(header));
+      return std::nullopt;
+    case MsgKind::Rts:
+    case MsgKind::Cts:
+    case MsgKind::Fin:
+    case MsgKind::Credit:
+    case MsgKind::Goodbye:
+      return std::nullopt;
+  }
+  return concat("message kind ", static_cast<std::uint32_t>(header.kind));
+}
+
 void Connection::onReceive(const ibv_wc& wc, std::uint32_t slot) {
   lastHeard_ = std::chrono::steady_clock::now();
   const std::byte* p = recvSlab_.data() + slot * shared_.slotBytes();
@@ -245,10 +264,8 @@ void Connection::onReceive(const ibv_wc& wc, std::uint32_t slot) {
     return repost(slot, true);
   }
   MsgHeader h;
-  if (wc.byte_len < sizeof(h))
-    return poison(ErrorCode::TransportError, concat("garbage from ", name_, " (a ", wc.byte_len, "-byte message)"));
-  std::memcpy(&h, p, sizeof(h));
-  if (h.magic != kHeaderMagic) return poison(ErrorCode::TransportError, concat("garbage from ", name_, " (bad magic)"));
+  if (auto fault = messageFault({p, wc.byte_len}, shared_.eagerLimit, h))
+    return poison(ErrorCode::TransportError, concat("garbage from ", name_, " (", *fault, ")"));
   peerReposted_ = std::max(peerReposted_, h.credits);
   const std::byte* payload = p + sizeof(h);
   switch (h.kind) {
@@ -259,8 +276,6 @@ void Connection::onReceive(const ibv_wc& wc, std::uint32_t slot) {
       return repost(slot, false);
     case MsgKind::Eager:
     case MsgKind::Rts:
-      if (h.kind == MsgKind::Eager && wc.byte_len != sizeof(h) + h.len)
-        return poison(ErrorCode::TransportError, concat("garbage from ", name_, " (eager length)"));
       if (RecvState* r = recvBySeq(h.seq)) {
         onHeader(*r, h, payload);
       } else if (static_cast<std::int32_t>(h.seq - nextRecvSeq_) >= 0) {

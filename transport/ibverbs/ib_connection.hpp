@@ -17,6 +17,8 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,11 @@ struct MsgHeader {
   std::uint32_t seq = 0;   ///< Eager/Rts/Fin: the send's number; Cts: the receive's number
 };
 static_assert(sizeof(MsgHeader) == 48);
+
+/// What is wrong with a message as it arrived in a receive slot (shorter than its header, bad
+/// magic, unknown kind, an eager payload whose length is not what arrived or over eagerLimit),
+/// or nullopt; `header` is filled in when the header itself was whole (tests/fuzz/ib_wire_fuzz.cpp).
+std::optional<std::string> messageFault(std::span<const std::byte> message, std::size_t eagerLimit, MsgHeader& header);
 
 /// What every connection shares with the transport.
 struct Shared {

@@ -72,13 +72,20 @@ static bool readSome(Connection& c, void* dst, std::size_t len, std::size_t& don
   return false;
 }
 
+std::optional<std::string> headerFault(const WireHeader& header) {
+  if (header.magic != kMagic) return "bad magic";
+  if (header.kind != Kind::Send && header.kind != Kind::Write)
+    return concat("unknown message kind ", static_cast<std::uint32_t>(header.kind));
+  return std::nullopt;
+}
+
 void Connection::progressReceives(RegionTable& regions) {
   while (error.empty()) {
     if (rxHeaderBytes < sizeof(WireHeader)) {
       if (!readSome(*this, &rx, sizeof(WireHeader), rxHeaderBytes)) return;
       if (rxHeaderBytes < sizeof(WireHeader)) continue;
-      if (rx.magic != kMagic)
-        return poison(ErrorCode::TransportError, concat("garbage on the connection from ", name, " (bad magic)"));
+      if (auto fault = headerFault(rx))
+        return poison(ErrorCode::TransportError, concat("garbage on the connection from ", name, " (", *fault, ")"));
       rxPayloadDone = 0;
     }
     std::byte* dst = nullptr;
@@ -91,14 +98,12 @@ void Connection::progressReceives(RegionTable& regions) {
                              " length ", rx.len, ", expected tag ", op.tag, " length ", op.len,
                              " (mismatched collectives across ranks?)"));
       dst = op.buf;
-    } else if (rx.kind == Kind::Write) {
+    } else {  // Kind::Write: headerFault() let no other kind through
       dst = regions.resolve(rx.region, rx.offset, rx.len);
       if (!dst)
         return poison(ErrorCode::TransportError,
                       concat(name, " wrote ", rx.len, " bytes at offset ", rx.offset, " of region ", rx.region,
                              ", which is not registered here or too small"));
-    } else {
-      return poison(ErrorCode::TransportError, concat("unknown message kind from ", name));
     }
     while (rxPayloadDone < rx.len)
       if (!readSome(*this, dst, rx.len, rxPayloadDone)) return;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "tiercc/error.hpp"
@@ -27,6 +28,16 @@ struct WireHeader {
   std::uint64_t offset;  // write: byte offset in the region
 };
 static_assert(sizeof(WireHeader) == 40);
+
+/// What is wrong with a header as it arrived (its magic, its kind), or nullopt; its tag, length
+/// and target are checked against the posted receive or the region (tests/fuzz/tcp_wire_fuzz.cpp).
+std::optional<std::string> headerFault(const WireHeader& header);
+
+/// Whether [offset, offset + len) lies inside a region of `size` bytes, for any 64-bit values
+/// a peer may send (offset + len may overflow; this never computes it).
+constexpr bool fitsInRegion(std::uint64_t offset, std::uint64_t len, std::uint64_t size) {
+  return offset <= size && len <= size - offset;
+}
 
 /// Where incoming one-sided writes land: resolves a region id to memory, or nullptr.
 class RegionTable {

@@ -265,7 +265,7 @@ std::byte* TcpTransport::resolve(std::uint64_t id, std::uint64_t offset, std::ui
   auto it = regions_.find(id);
   if (it == regions_.end()) return nullptr;
   auto live = it->second.lock();
-  if (!live || offset > live->size() || len > live->size() - offset) return nullptr;
+  if (!live || !tcpnet::fitsInRegion(offset, len, live->size())) return nullptr;
   return live->data() + offset;
 }
 
