@@ -70,35 +70,34 @@ count_reports() {  # reports folder, prefix
   return $((n > 255 ? 255 : n))
 }
 
-job_asan() {
-  local dir=build-asan reports
-  configure "$dir" -DTIERCC_SANITIZE=address,undefined
-  cmake --build "$dir" -j "$jobs" --target "${asan_tests[@]}" tiercc-info tiercc-run >"$dir.build.log" 2>&1 \
+# Builds `folder` with TIERCC_SANITIZE=`sanitizers` (the tests, and the tools some of them run),
+# runs the tests with every sanitizer's reports going to files in a fresh folder, and fails on a
+# report or a failing test.
+sanitizer_job() {  # label, folder, sanitizers, test programs...
+  local label=$1 dir=$2 sanitizers=$3 reports
+  shift 3
+  configure "$dir" -DTIERCC_SANITIZE="$sanitizers"
+  cmake --build "$dir" -j "$jobs" --target "$@" tiercc-info tiercc-run >"$dir.build.log" 2>&1 \
     || { tail -n 60 "$dir.build.log"; return 1; }
-  reports=$(mktemp -d /tmp/tiercc-asan.XXXXXX)
+  reports=$(mktemp -d "/tmp/tiercc-$label.XXXXXX")
   local status=0 found=0
-  ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0" \
-    UBSAN_OPTIONS="log_path=$reports/asan:print_stacktrace=1:halt_on_error=1" \
-    run_tests "$dir" "$reports" "${asan_tests[@]}" || status=1
-  count_reports "$reports" asan || found=$?
-  echo "sanitize: asan+ubsan: ${#asan_tests[@]} test programs, $found reports$( ((status)) && echo ', tests FAILED')"
+  # The suite's ranks are forked processes: each writes reports of its own; TSan sees each one's
+  # threads, not memory shared between processes, which the domains' own tests check.
+  ASAN_OPTIONS="log_path=$reports/report:detect_leaks=1:halt_on_error=1:detect_stack_use_after_return=0" \
+    UBSAN_OPTIONS="log_path=$reports/report:print_stacktrace=1:halt_on_error=1" \
+    TSAN_OPTIONS="log_path=$reports/report:halt_on_error=1:second_deadlock_stack=1:die_after_fork=0" \
+    run_tests "$dir" "$reports" "$@" || status=1
+  count_reports "$reports" report || found=$?
+  echo "sanitize: $label: $# test programs, $found reports$( ((status)) && echo ', tests FAILED')"
   ((status == 0 && found == 0))
 }
 
+job_asan() { sanitizer_job asan+ubsan build-asan address,undefined "${asan_tests[@]}"; }
+
+# UCX's memory hooks run in a new thread before TSan has set it up, and crash it: off here.
 job_tsan() {
-  local dir=build-tsan reports
-  configure "$dir" -DTIERCC_SANITIZE=thread
-  cmake --build "$dir" -j "$jobs" --target "${tsan_tests[@]}" >"$dir.build.log" 2>&1 \
-    || { tail -n 60 "$dir.build.log"; return 1; }
-  reports=$(mktemp -d /tmp/tiercc-tsan.XXXXXX)
-  local status=0 found=0
-  # The suite's ranks are forked processes; TSan sees each one's threads, not shared memory
-  # between processes, which the domains' own tests check.
-  TSAN_OPTIONS="log_path=$reports/tsan:halt_on_error=1:second_deadlock_stack=1:die_after_fork=0" \
-    run_tests "$dir" "$reports" "${tsan_tests[@]}" || status=1
-  count_reports "$reports" tsan || found=$?
-  echo "sanitize: tsan: ${#tsan_tests[@]} test programs, $found reports$( ((status)) && echo ', tests FAILED')"
-  ((status == 0 && found == 0))
+  UCX_MEM_EVENTS=no UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none \
+    sanitizer_job tsan build-tsan thread "${tsan_tests[@]}"
 }
 
 job_fuzz() {
