@@ -186,26 +186,28 @@ void UcxTransport::closeAll() {
         cancels.insert(cancels.end(), p->requests.begin(), p->requests.end());
     }
     for (void* r : cancels) ucp_request_cancel(worker_, r);
-    for (auto& [rank, peer] : peers_) closeEndpoint(peer, aborted_.load() || !peer.error.empty());
+    bool failed = aborted_.load();
+    for (auto& [rank, peer] : peers_) failed = failed || !peer.error.empty();
+    for (auto& [rank, peer] : peers_) closeEndpoint(peer, failed);
+    // A failed job's ranks leave at different times, and UCX 1.13's TCP transport can abort the
+    // process when progress meets a peer that left: a connect(2) refused while a wireup reply is
+    // queued fails an assertion (ucp_request.c:684 "got REP message", or tcp_ep.c:478). So a
+    // failed transport is not progressed again: its forced closes need no progress, and its
+    // worker and context are left alive, a few MB for the rest of the process, never touched
+    // again (ucp_worker_destroy purges the same queues).
     Deadline deadline = Deadline::after(std::chrono::duration_cast<std::chrono::milliseconds>(kCloseTimeout));
-    while (true) {
+    while (!failed) {
       progress();
       if (!busy() || deadline.expired()) break;
       sleep(lock, deadline.capped(std::chrono::milliseconds(10)));
     }
-    if (busy()) {
+    if (!failed && busy()) {
       TIERCC_LOG(Warn, Net) << "ucx transport: " << closing_.size() << " endpoint(s) and " << live_.size()
                             << " operation(s) still busy at teardown";
     }
     for (void* r : closing_) ucp_request_free(r);
     closing_.clear();
-    bool failed = aborted_.load();
-    for (auto& [rank, peer] : peers_) failed = failed || !peer.error.empty();
     if (failed) {
-      // UCX 1.13 can abort the process inside ucp_worker_destroy after a peer died: purging a TCP
-      // endpoint that still holds a wireup reply fails an assertion (ucp_request.c:684, "got REP
-      // message"). A failed transport's worker and context are left alive instead, a few MB for
-      // the rest of the process, and never touched again.
       static std::mutex graveyardMutex;
       static auto* graveyard = new std::vector<std::shared_ptr<UcxContext>>;
       std::lock_guard<std::mutex> keep(graveyardMutex);
