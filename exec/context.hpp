@@ -58,7 +58,8 @@ struct LiveState {
   std::atomic<std::uint32_t> step{0};       ///< index of the plan step running
   std::atomic<std::int32_t> waitingOn{-1};  ///< the rank this rank waits on, -1: none
   std::atomic<std::uint8_t> waitTier{0};    ///< ... and on which tier (a Tier)
-  std::atomic<const Plan*> plan{nullptr};   ///< the plan running (the selector keeps its plans)
+  std::atomic<const Plan*> plan{nullptr};   ///< the plan running (the selector keeps its plans);
+                                            ///< stored with release: readers look inside it
 
   void waiting(int rank, Tier tier) {
     waitTier.store(static_cast<std::uint8_t>(tier), std::memory_order_relaxed);

@@ -219,7 +219,7 @@ void runPlan(ExecContext& ctx, ExecState& state, const Choice& choice, const Pla
              std::uint32_t firstEpoch) {
   CallStats& stats = ctx.stats;
   stats.plan = &plan;
-  if (ctx.live) ctx.live->plan.store(&plan, std::memory_order_relaxed);
+  if (ctx.live) ctx.live->plan.store(&plan, std::memory_order_release);
   stats.steps.assign(plan.steps.size(), StepCount{});  // keeps its capacity: no allocation once warm
   Call call(ctx, state, plan, args);
   if (!plan.unfit.empty()) fail(ErrorCode::NotSupported, ctx.what, ": ", plan.unfit);

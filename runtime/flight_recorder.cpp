@@ -168,7 +168,7 @@ Progress FlightRecorder::progress() const {
   p.completedAtMs = wallMs(static_cast<std::uint64_t>(p.completedAtMs));
   p.publishedAtMs = wallClockMs();
   p.step = live_.step.load(kRelaxed);
-  if (const Plan* plan = live_.plan.load(kRelaxed)) p.steps = static_cast<std::uint32_t>(plan->steps.size());
+  if (const Plan* plan = live_.plan.load(std::memory_order_acquire)) p.steps = static_cast<std::uint32_t>(plan->steps.size());
   if (p.state == OpState::Running) {
     p.waitingOn = live_.waitingOn.load(kRelaxed);
     p.waitTier = static_cast<Tier>(live_.waitTier.load(kRelaxed));
@@ -199,7 +199,7 @@ std::string FlightRecorder::json(const Topology& topo, const std::string& comm, 
     entry(e.seq, e.call, e.peer, e.state);
     // The live step and wait belong to the running entry; they may be one step ahead of it.
     const bool running = e.state == OpState::Running;
-    const Plan* plan = running ? live_.plan.load(std::memory_order_relaxed) : e.plan;
+    const Plan* plan = running ? live_.plan.load(std::memory_order_acquire) : e.plan;
     if (plan) {
       const std::uint32_t step = running ? live_.step.load(std::memory_order_relaxed) : e.step;
       out += concat(",\"algorithm\":", quoted(toString(plan->algorithm)), ",\"step\":", step,

@@ -25,6 +25,47 @@ struct Work::State {
   void finish(std::exception_ptr e);
 };
 
+/// One operation at a time, on the worker or inline, and a bounded wait for none to run (abort).
+/// A mutex and a condition variable rather than std::timed_mutex: its try_lock_for is
+/// pthread_mutex_clocklock, which gcc 12's ThreadSanitizer does not see, so every operation
+/// would be reported as racing with the abort that waited for it.
+class ExecGate {
+ public:
+  class Hold {
+   public:
+    explicit Hold(ExecGate& gate) : gate_(gate) { gate_.enter(); }
+    ~Hold() { gate_.leave(); }
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+
+   private:
+    ExecGate& gate_;
+  };
+  /// Waits until no operation runs, at most `limit`; false if one still does.
+  bool waitIdle(std::chrono::milliseconds limit) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return idle_.wait_for(lock, limit, [&] { return !running_; });
+  }
+
+ private:
+  void enter() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    idle_.wait(lock, [&] { return !running_; });
+    running_ = true;
+  }
+  void leave() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      running_ = false;
+    }
+    idle_.notify_all();
+  }
+
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  bool running_ = false;
+};
+
 class OpQueue {
  public:
   OpQueue() = default;
@@ -43,16 +84,12 @@ class OpQueue {
       std::unique_lock<std::mutex> lock(mutex_);
       cv_.wait(lock, [&] { return queue_.empty() && !busy_; });
     }
-    std::lock_guard<std::timed_mutex> exec(execMutex_);
+    ExecGate::Hold exec(exec_);
     fn();
   }
   /// Waits until no operation runs, at most `limit`; false if one still does. Not from inside an
   /// operation (it would wait for itself).
-  bool waitIdle(std::chrono::milliseconds limit) {
-    if (!execMutex_.try_lock_for(limit)) return false;
-    execMutex_.unlock();
-    return true;
-  }
+  bool waitIdle(std::chrono::milliseconds limit) { return exec_.waitIdle(limit); }
   /// Lets queued operations finish, then stops the worker thread.
   void shutdown();
 
@@ -70,7 +107,7 @@ class OpQueue {
   bool busy_ = false;  // the worker is running an operation
   std::atomic<int> outstanding_{0};  // submitted and not yet finished (queued or running)
   bool stopping_ = false;
-  std::timed_mutex execMutex_;  // one operation at a time, worker or inline
+  ExecGate exec_;  // one operation at a time, worker or inline
   std::thread worker_;
 };
 

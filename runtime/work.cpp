@@ -76,14 +76,14 @@ void OpQueue::workerLoop() {
     busy_ = true;
     lock.unlock();
     {
-      std::lock_guard<std::timed_mutex> exec(execMutex_);
+      ExecGate::Hold exec(exec_);
       std::exception_ptr error;
       try {
         fn();
       } catch (...) {
         error = std::current_exception();
       }
-      // Under the exec lock: once waitIdle() (abort) sees the queue idle, the Work is done too.
+      // Inside the gate: once waitIdle() (abort) sees the queue idle, the Work is done too.
       state->finish(error);
     }
     lock.lock();

@@ -6,8 +6,8 @@
 #   fuzz   the libFuzzer targets of tests/fuzz (clang), each for FUZZ_SECONDS from its corpus
 # Every process writes its sanitizer reports to files of its own (log_path), forked ranks
 # included, so a report cannot hide in a test's swallowed output; the job fails on any report
-# and on any failing test. Usage: scripts/sanitize.sh [asan] [tsan] [fuzz] (default: all three;
-# scripts/test.sh runs asan and fuzz).
+# and on any failing test. Usage: scripts/sanitize.sh [asan] [tsan] [fuzz] (default: all three,
+# as scripts/test.sh runs them).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -18,8 +18,8 @@ fuzz_seconds=${FUZZ_SECONDS:-60}
 asan_tests=(store_protocol_test store_test store_limits_test store_auth_test units_test deadline_test plan_test
   api_test failure_test hang_diagnosis_test metrics_test collectives_test)
 # What runs threads beside the caller's: the store's io thread and its clients, Work and abort()
-# from another thread, the failure detector, the metrics server, the SIGUSR1 dump.
-tsan_tests=(store_test store_limits_test store_auth_test api_test hang_diagnosis_test metrics_test)
+# from another thread, the failure detector and its verdicts, the metrics server, the SIGUSR1 dump.
+tsan_tests=(store_test store_limits_test store_auth_test api_test hang_diagnosis_test metrics_test failure_test)
 # -O1 -g1: line numbers for the reports at a fraction of a full build's time.
 common=(-DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1" "-DCMAKE_C_FLAGS=-O1 -g1" -DTIERCC_BUILD_BENCH=OFF
   -DTIERCC_WITH_TORCH=OFF -DTIERCC_WITH_CUDA=OFF)

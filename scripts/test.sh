@@ -14,10 +14,10 @@ if ((softroce_rc != 0)); then echo "test.sh: SoftRoCE VM checks FAILED (exit $so
 # Two at a time: the multi-process tests already oversubscribe the two cores.
 ctest_rc=0
 (cd "$root/build" && ctest --output-on-failure --timeout 600 -j 2) || ctest_rc=$?
-# ASan+UBSan over its subset of the suite, then each fuzzer for 60 s: 0 reports. (TSan, the
-# third job, runs by hand until it has had a clean run: docs/testing.md.)
+# ASan+UBSan over its subset of the suite, TSan over the multithreaded tests, then each fuzzer
+# for 60 s: 0 reports (docs/testing.md).
 sanitize_rc=0
-"$root/scripts/sanitize.sh" asan fuzz || sanitize_rc=$?
+"$root/scripts/sanitize.sh" asan tsan fuzz || sanitize_rc=$?
 if ((ctest_rc != 0)); then echo "test.sh: ctest FAILED"; fi
 if ((sanitize_rc != 0)); then echo "test.sh: sanitizer or fuzzing jobs FAILED"; fi
 ((ctest_rc == 0 && softroce_rc == 0 && sanitize_rc == 0))
