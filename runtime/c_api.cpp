@@ -97,6 +97,20 @@ tiercc_result_t tiercc_comm_abort(tiercc_comm_t comm) {
   return guarded([&] { use(comm, "tiercc_comm_abort").abort(); });
 }
 
+tiercc_result_t tiercc_comm_shrink(tiercc_comm_t comm, unsigned flags, tiercc_comm_t* newcomm) {
+  return guarded([&] {
+    tiercc::Communicator& parent = use(comm, "tiercc_comm_shrink");
+    out(newcomm, "tiercc_comm_shrink");
+    if (flags & ~TIERCC_SHRINK_FAILED_DOMAINS)
+      tiercc::fail(tiercc::ErrorCode::InvalidArgument, "tiercc_comm_shrink: unknown flags ",
+                   flags & ~TIERCC_SHRINK_FAILED_DOMAINS, " (known: TIERCC_SHRINK_FAILED_DOMAINS)");
+    tiercc::Communicator child = parent.shrink((flags & TIERCC_SHRINK_FAILED_DOMAINS)
+                                                   ? tiercc::Communicator::Shrink::FailedDomains
+                                                   : tiercc::Communicator::Shrink::FailedRanks);
+    *newcomm = child.valid() ? new tiercc_comm{tiercc_comm::kLive, std::move(child)} : nullptr;
+  });
+}
+
 #define TIERCC_GETTER(fn, method) \
   tiercc_result_t fn(tiercc_comm_t comm, int* value) { \
     return guarded([&] { *out(value, #fn) = use(comm, #fn).method(); }); \

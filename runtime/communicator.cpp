@@ -1,5 +1,5 @@
 // Communicator lifecycle: joining the store, building the topology, wiring the two tiers,
-// split, abort, statistics and teardown.
+// split, shrink, abort, statistics and teardown.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +13,7 @@
 #include "bootstrap/failure_detector.hpp"
 #include "bootstrap/failure_verdict.hpp"
 #include "bootstrap/store.hpp"
+#include "bootstrap/survivor_agreement.hpp"
 #include "core/cycle_clock.hpp"
 #include "core/errors.hpp"
 #include "core/log.hpp"
@@ -440,6 +441,47 @@ std::unique_ptr<Communicator::Impl> Communicator::Impl::split(int color, int key
   return std::make_unique<Impl>(std::move(child));
 }
 
+// The survivors agree on who goes on (bootstrap/survivor_agreement.hpp), in a namespace of this
+// shrink's own, then form the child as a split would: the parent's domains, ranks in old order.
+std::unique_ptr<Communicator::Impl> Communicator::Impl::shrink(Communicator::Shrink which) {
+  const std::string tag = "shrink" + std::to_string(shrinkCount_++) + "/";
+  SurvivorWatch watch;
+  // With the detector off no rank beats: one that has not joined within the timeout is out.
+  watch.beatTimeout = detector_ ? params::getDuration("TIERCC_HEARTBEAT_TIMEOUT") : timeout_;
+  watch.poll = std::clamp(heartbeatPeriod_ / 2, std::chrono::milliseconds(10), std::chrono::milliseconds(100));
+  const Deadline deadline = Deadline::after(watch.beatTimeout + timeout_);
+  std::vector<int> members = agreeOnSurvivors(*store_, tag, topo_.rank(), topo_.size(), watch, deadline);
+  std::vector<bool> kept(static_cast<std::size_t>(topo_.size()), false);
+  for (int r : members) kept[static_cast<std::size_t>(r)] = true;
+  if (!kept[static_cast<std::size_t>(topo_.rank())])
+    fail(ErrorCode::PeerFailure, "shrink: the other survivors judged this rank (", topo_.nameRank(topo_.rank()),
+         ") failed: its heartbeat stood still for ", watch.beatTimeout.count(), " ms");
+  std::string out;
+  for (int r = 0; r < topo_.size(); ++r)
+    if (!kept[static_cast<std::size_t>(r)]) out += (out.empty() ? "" : ", ") + topo_.nameRank(r);
+  if (which == Communicator::Shrink::FailedDomains) {
+    std::vector<bool> failedDomain(static_cast<std::size_t>(topo_.numDomains()), false);
+    for (int r = 0; r < topo_.size(); ++r)
+      if (!kept[static_cast<std::size_t>(r)]) failedDomain[static_cast<std::size_t>(topo_.domainOf(r))] = true;
+    std::erase_if(members, [&](int r) { return failedDomain[static_cast<std::size_t>(topo_.domainOf(r))]; });
+  }
+  TIERCC_LOG(Warn, Init) << "shrink: " << members.size() << " of " << topo_.size() << " ranks go on"
+                         << (out.empty() ? "" : " without " + out)
+                         << (which == Communicator::Shrink::FailedDomains ? " (and their domains)" : "");
+  const auto me = std::find(members.begin(), members.end(), topo_.rank());
+  if (me == members.end()) return nullptr;  // its domain lost a rank
+  CommSetup child;
+  child.baseStore = setup_.baseStore;
+  child.hostedServer = setup_.hostedServer;
+  child.storeAddr = setup_.storeAddr;
+  child.prefix = setup_.prefix + tag + "c/";
+  child.jobId = setup_.jobId;
+  child.size = static_cast<int>(members.size());
+  child.rank = static_cast<int>(me - members.begin());
+  child.forcedDomain = topo_.domain();
+  return std::make_unique<Impl>(std::move(child));
+}
+
 }  // namespace tiercc
 
 // ---- public Communicator: construction and accessors ---------------------------------------
@@ -546,7 +588,7 @@ Communicator& Communicator::operator=(Communicator&&) noexcept = default;
 
 namespace {
 const Topology& topo(const std::unique_ptr<Communicator::Impl>& impl) {
-  if (!impl) fail(ErrorCode::InvalidArgument, "empty communicator (moved from, or split with a negative color)");
+  if (!impl) fail(ErrorCode::InvalidArgument, "empty communicator (moved from, split with a negative color, or left out by a shrink)");
   return impl->topology();
 }
 }  // namespace
@@ -567,6 +609,14 @@ Communicator Communicator::split(int color, int key) {
   topo(impl_);
   if (impl_->aborted()) fail(ErrorCode::Aborted, "split: the communicator was aborted");
   return Communicator(impl_->split(color, key));
+}
+
+// A failed or aborted communicator may shrink: that is what shrink is for.
+Communicator Communicator::shrink(Shrink which) {
+  topo(impl_);
+  TIERCC_REQUIRE_ARG(which == Shrink::FailedRanks || which == Shrink::FailedDomains, "shrink: unknown option ",
+                     static_cast<int>(which));
+  return Communicator(impl_->shrink(which));
 }
 
 void Communicator::abort() {

@@ -25,7 +25,7 @@ class FailureDetector;
 class Store;
 class TcpStoreServer;
 
-/// How a communicator is being created: from scratch, or as a split of a parent.
+/// How a communicator is being created: from scratch, or as a split or shrink of a parent.
 struct CommSetup {
   std::shared_ptr<Store> baseStore;
   std::shared_ptr<TcpStoreServer> hostedServer;  ///< set on the rank that hosts the store
@@ -34,7 +34,7 @@ struct CommSetup {
   std::string jobId;                             ///< empty: rank 0 makes one
   int rank = 0;
   int size = 0;
-  std::optional<int> forcedDomain;  ///< a split keeps its parent's domains
+  std::optional<int> forcedDomain;  ///< a split or shrink keeps its parent's domains
 };
 
 /// An asynchronous call's arguments with the arrays it points to, owned by the call.
@@ -52,7 +52,7 @@ class Communicator::Impl {
   /// with a negative color).
   static Impl& live(const std::unique_ptr<Impl>& impl, const char* call) {
     if (!impl)
-      fail(ErrorCode::InvalidArgument, call, " on an empty communicator (moved from, or split with a negative color)");
+      fail(ErrorCode::InvalidArgument, call, " on an empty communicator (moved from, split with a negative color, or left out by a shrink)");
     return *impl;
   }
 
@@ -66,6 +66,7 @@ class Communicator::Impl {
   void abort();
   bool aborted() const { return aborted_.load(); }
   std::unique_ptr<Impl> split(int color, int key);
+  std::unique_ptr<Impl> shrink(Communicator::Shrink which);
 
   /// Runs a collective in order with the others: inline (blocking) or on the worker (async,
   /// with arrays the call owns: an all-to-allv's counts need not outlive the call).
@@ -140,6 +141,7 @@ class Communicator::Impl {
   std::string callName_;                   // the running operation's name ("allreduce #12"): reused, no allocation
   std::atomic<std::uint64_t> nextSeq_{0};  // assigned at issue, so async calls keep their order
   std::uint64_t splitCount_ = 0;
+  std::uint64_t shrinkCount_ = 0;
   std::vector<std::uint64_t> sendSeq_, recvSeq_;  // per peer: messages sent / received so far
   mutable std::mutex statsMutex_;
   /// What the calls so far moved (stats() turns it into TierStats): no strings, so that

@@ -16,7 +16,7 @@ fuzz_seconds=${FUZZ_SECONDS:-60}
 
 # The suite's allocation, failure, store and bootstrap paths; the collectives on every path.
 asan_tests=(store_protocol_test store_test store_limits_test store_auth_test units_test deadline_test plan_test
-  api_test failure_test hang_diagnosis_test metrics_test collectives_test)
+  api_test failure_test shrink_test hang_diagnosis_test metrics_test collectives_test)
 # What runs threads beside the caller's: the store's io thread and its clients, Work and abort()
 # from another thread, the failure detector and its verdicts, the metrics server, the SIGUSR1 dump.
 tsan_tests=(store_test store_limits_test store_auth_test api_test hang_diagnosis_test metrics_test failure_test)

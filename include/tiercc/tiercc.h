@@ -47,6 +47,12 @@ tiercc_result_t tiercc_comm_init_rank(tiercc_comm_t* comm, const char* store_add
 tiercc_result_t tiercc_comm_destroy(tiercc_comm_t comm);
 /** Fails pending and future operations with tiercc_aborted; destroy it afterwards. */
 tiercc_result_t tiercc_comm_abort(tiercc_comm_t comm);
+/** tiercc_comm_shrink's flags: also leave out every rank of a domain that lost one. */
+#define TIERCC_SHRINK_FAILED_DOMAINS 1u
+/** Collective over the survivors of a failed (or healthy) communicator: a new communicator of
+ *  the ranks still alive, in their old order (Communicator::shrink). *newcomm is NULL on a rank
+ *  that TIERCC_SHRINK_FAILED_DOMAINS left out. The old communicator stays to be destroyed. */
+tiercc_result_t tiercc_comm_shrink(tiercc_comm_t comm, unsigned flags, tiercc_comm_t* newcomm);
 
 tiercc_result_t tiercc_comm_rank(tiercc_comm_t comm, int* rank);
 tiercc_result_t tiercc_comm_size(tiercc_comm_t comm, int* size);

@@ -136,12 +136,22 @@ class Communicator {
   /// Collective: ranks with the same color form a new communicator, ordered by (key, rank).
   /// A negative color returns an empty communicator (valid() == false).
   Communicator split(int color, int key);
+  /// Which ranks a shrink leaves out: the failed ones, or every rank of a domain that holds a
+  /// failed one (the rack is the failure domain: its survivors may have lost their fast tier).
+  enum class Shrink { FailedRanks, FailedDomains };
+  /// Collective over the survivors, on a failed communicator or a healthy one (ULFM's shrink):
+  /// they agree through the store on who is alive (a rank that does not join is out once its
+  /// heartbeat stops, within TIERCC_HEARTBEAT_TIMEOUT) and form a new communicator, ranked in
+  /// their old order, with the parent's domains, re-planned for its topology. A rank left out by
+  /// Shrink::FailedDomains gets an empty communicator (valid() == false). Timeout when a rank
+  /// that still beats never joins; PeerFailure on a rank the others judged failed.
+  Communicator shrink(Shrink which = Shrink::FailedRanks);
   /// Fails every pending and future operation of this communicator with Error{Aborted}, and
   /// tells the peers. Safe from another thread while an operation blocks (the usual use: a
   /// Work::wait(timeout) that gave up): it returns once that operation has stopped, so the
   /// caller's buffers are not touched afterwards. Not from inside an operation.
   void abort();
-  /// False for a moved-from communicator or a split with negative color.
+  /// False for a moved-from communicator, a split with negative color, or a rank a shrink left out.
   bool valid() const;
   /// Bytes per tier moved so far, against the slow-tier lower bound.
   TierStats stats() const;
