@@ -4,8 +4,12 @@
 #include <unistd.h>
 
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
+#include <thread>
 #include <vector>
 
 #include "tests/support/free_ports.hpp"
@@ -234,6 +238,45 @@ void abortAfterWaitTimeout(int domainSize) {
 
 TEST(Failure, AbortAfterAWaitTimeoutEndsTheOperationInADomain) { abortAfterWaitTimeout(0); }
 TEST(Failure, AbortAfterAWaitTimeoutEndsTheOperationAcrossDomains) { abortAfterWaitTimeout(1); }
+
+// A blocking allreduce on one thread, abort() from another, then the communicator destroyed:
+// once abort() returns the operation has ended (its buffers are not written again) and the
+// blocked thread returns with Aborted, so the destructor frees nothing it still uses (ASan and
+// TSan run this test: scripts/sanitize.sh). In a domain and across.
+void abortABlockedThreadThenDestroy(int domainSize) {
+  JobResult result = runRanks(2, [](int rank, const std::string& store) {
+    auto comm = std::make_unique<Communicator>(store, 2, rank);
+    comm->barrier();
+    if (rank == 1) {
+      sleep(3);  // never joins the allreduce
+      return;
+    }
+    std::vector<float> send(1 << 20, 1.0f), recv(1 << 20, 0.0f);
+    std::atomic<int> code{-1};
+    std::thread blocked([&] {
+      try {
+        comm->allreduce(send.data(), recv.data(), send.size(), DataType::F32, ReduceOp::Sum);
+        code = static_cast<int>(ErrorCode::Ok);
+      } catch (const Error& e) {
+        code = static_cast<int>(e.code());
+      }
+    });
+    usleep(300 * 1000);  // the allreduce waits on rank 1
+    comm->abort();
+    // abort() has returned: the operation has ended and touches the buffers no more.
+    std::fill(recv.begin(), recv.end(), 7.0f);
+    blocked.join();
+    comm.reset();
+    const int seen = code.load();
+    TIERCC_CHECK(seen == static_cast<int>(ErrorCode::Aborted),
+                 "the blocked allreduce ended with " << (seen < 0 ? "nothing" : toString(static_cast<ErrorCode>(seen))));
+    for (float v : recv) TIERCC_CHECK(v == 7.0f, "the receive buffer was written after abort() returned: " << v);
+  }, failureJob(domainSize));
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
+TEST(Failure, AbortFromAnotherThreadThenDestroyInADomain) { abortABlockedThreadThenDestroy(0); }
+TEST(Failure, AbortFromAnotherThreadThenDestroyAcrossDomains) { abortABlockedThreadThenDestroy(1); }
 
 // 2x4 with the store hosted by rank 0 (as under mpirun or an explicit init), whose process then
 // dies or stops: every survivor raises, naming rank 0 and the store, the ones that were talking
