@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "tiercc/deadline.hpp"
 #include "tiercc/store.hpp"
@@ -15,6 +16,12 @@ namespace tiercc {
 
 /// Where the verdict lives, in the communicator's store namespace.
 inline constexpr const char* kFailureVerdictKey = "failure/verdict";
+
+/// A verdict that begins with this is the caller's error, not a failure: the ranks called
+/// different collectives (or counts, datatypes, ops, roots). Every rank that hears it raises
+/// InvalidArgument, as the rank that saw it did.
+inline constexpr std::string_view kCallsDifferMark = "the ranks' calls differ, ";
+inline bool callsDiffer(const std::string& verdict) { return verdict.starts_with(kCallsDifferMark); }
 
 /// Publishes `mine` as the communicator's failure verdict if no rank has yet; true if it did.
 bool publishFailureVerdict(Store& store, const std::string& mine);

@@ -17,6 +17,8 @@
 
 namespace tiercc {
 
+struct CallShape;
+
 /// Domain flags as the executor uses them (each rank owns one of each).
 enum DomainFlag : int {
   kFlagStaged = 0,    ///< this rank's input for the round is readable (in its window, or its descriptor)
@@ -102,6 +104,8 @@ struct ExecContext {
   StepCount* current = nullptr;          ///< the step running now, which movedUp counts into
   LiveState* live = nullptr;             ///< null: nobody looks
   StepTrace* trace = nullptr;            ///< null: no timeline (TIERCC_TRACE unset)
+  const CallShape* shape = nullptr;      ///< this call's, as stamped for the peers (exec/call_stamp.hpp)
+  std::uint32_t tagSalt = 0;             ///< 16 bits of the shape's fingerprint, folded into message tags
 
   /// This rank has read `bytes` from its domain peers: counts them for the current step and,
   /// with a link model, blocks until the modelled scale-up link would have carried them.

@@ -8,19 +8,8 @@
 #include "exec/round.hpp"
 
 namespace tiercc {
-namespace {
 
 static_assert(sizeof(BufferDescriptor) <= Domain::kMailboxBytes);
-
-std::string describe(const CallShape& s) {
-  std::string d = concat(toString(static_cast<Collective>(s.coll)), " of ", s.bytes, " bytes of ",
-                         toString(static_cast<DataType>(s.dt)));
-  if (s.op >= 0) d += concat(", op ", toString(static_cast<ReduceOp>(s.op)));
-  if (s.root >= 0) d += concat(", root ", s.root);
-  return d;
-}
-
-}  // namespace
 
 void DirectRound::agree(ExecContext& ctx, const CallShape& shape, const void* send, std::size_t sendBytes,
                         const void* recv, std::size_t recvBytes) {
@@ -49,7 +38,7 @@ void DirectRound::agree(ExecContext& ctx, const CallShape& shape, const void* se
   dom.signal(kFlagStaged, epoch_);
   descriptors_.resize(static_cast<std::size_t>(dom.size()));
   for (int p = 0; p < dom.size(); ++p) {
-    waitPeer(ctx, p, kFlagStaged, epoch_);
+    waitPeer(ctx, p, kFlagStaged, epoch_, false);  // the descriptors below say it, alike on every rank
     std::memcpy(&descriptors_[static_cast<std::size_t>(p)], dom.mailbox(p), sizeof(BufferDescriptor));
   }
   // Every rank compares every descriptor with local rank 0's, so every rank fails with the same

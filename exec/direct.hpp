@@ -9,21 +9,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "exec/call_shape.hpp"
 #include "exec/context.hpp"
 #include "scaleup-emu/symmetric_memory.hpp"
 
 namespace tiercc {
-
-/// What every rank of the domain must pass alike: the reads of peers' buffers are sized from
-/// this rank's arguments, so a peer that disagrees would be read out of bounds.
-struct CallShape {
-  std::uint64_t bytes = 0;  ///< the call's size column
-  std::int32_t coll = 0;    ///< Collective
-  std::int32_t dt = 0;      ///< DataType
-  std::int32_t op = -1;     ///< ReduceOp; -1 for collectives without one
-  std::int32_t root = -1;   ///< global rank; -1 for collectives without one
-  bool operator==(const CallShape&) const = default;
-};
 
 /// What one rank says about its buffers for one call, in its mailbox.
 struct BufferDescriptor {

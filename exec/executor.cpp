@@ -18,6 +18,8 @@
 #include "core/cycle_clock.hpp"
 #include "core/errors.hpp"
 #include "core/reduce.hpp"
+#include "exec/call_shape.hpp"
+#include "exec/call_stamp.hpp"
 #include "exec/steps.hpp"
 
 namespace tiercc {
@@ -203,10 +205,8 @@ class Pipeline {
 void agree(ExecContext& ctx, ExecState& state, const Plan& plan, const CallArgs& a) {
   using C = Collective;
   const C c = plan.coll;
-  const bool reduces = c == C::AllReduce || c == C::ReduceScatter || c == C::Reduce;
-  const bool rooted = c == C::Broadcast || c == C::Reduce, isRoot = ctx.topo.rank() == a.root;
-  const CallShape shape{plan.bytes, static_cast<int>(c), static_cast<int>(a.dt), reduces ? static_cast<int>(a.op) : -1,
-                        rooted ? a.root : -1};
+  const bool isRoot = ctx.topo.rank() == a.root;
+  const CallShape shape = shapeOf(plan, a);
   const std::size_t bytes = plan.count * dataTypeSize(a.dt), n = ctx.topo.size();
   std::size_t sendBytes = c == C::ReduceScatter || c == C::AllToAll ? bytes * n : bytes;
   std::size_t recvBytes = c == C::AllGather || c == C::AllToAll ? bytes * n : bytes;
@@ -236,6 +236,10 @@ void runPlan(ExecContext& ctx, ExecState& state, const Choice& choice, const Pla
 
 void execute(ExecContext& ctx, ExecState& state, const Choice& choice, const CallArgs& args) {
   const Plan& first = choice.plans.front();
+  // Point-to-point calls differ on their two sides by design: they are not stamped.
+  const bool collective = first.coll != Collective::Send && first.coll != Collective::Recv;
+  const CallShape shape = shapeOf(first, args);
+  if (collective) stampCall(ctx, shape);
   if (choice.plans.size() == 1) return runPlan(ctx, state, choice, first, args, 0);
   // A direct path first: agree on the one every rank of the domain can take.
   agree(ctx, state, first, args);

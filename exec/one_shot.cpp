@@ -15,6 +15,7 @@
 
 #include "core/cpu_relax.hpp"
 #include "core/reduce.hpp"
+#include "exec/call_stamp.hpp"
 #include "exec/steps.hpp"
 
 namespace tiercc::steps {
@@ -88,7 +89,11 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
   };
   if (!poll) raiseStaged();
   for (int p = 0; p < c.k; ++p) {
-    if (p == c.me || (poll && pollBox(input(p) - kFastBoxHeader, epoch))) continue;
+    if (p == c.me) continue;
+    if (poll && pollBox(input(p) - kFastBoxHeader, epoch)) {
+      comparePeerCall(ctx, p);  // the box's epoch (acquire) comes after the peer's stamp
+      continue;
+    }
     raiseStaged();
     waitPeer(ctx, p, kFlagStaged, epoch);
   }

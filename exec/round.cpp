@@ -1,6 +1,8 @@
 // Round protocol and transfer batches (see round.hpp).
 #include "exec/round.hpp"
 
+#include "exec/call_stamp.hpp"
+
 namespace tiercc {
 
 std::uint32_t beginRound(ExecContext& ctx, std::uint32_t inFlight) {
@@ -19,11 +21,12 @@ std::uint32_t beginRound(ExecContext& ctx, std::uint32_t inFlight) {
 
 void endRound(ExecContext& ctx, std::uint32_t epoch) { ctx.domain.signal(kFlagReleased, epoch); }
 
-void waitPeer(ExecContext& ctx, int peer, DomainFlag flag, std::uint32_t epoch) {
+void waitPeer(ExecContext& ctx, int peer, DomainFlag flag, std::uint32_t epoch, bool compareCalls) {
   if (peer == ctx.domain.localRank()) return;
   if (ctx.live) ctx.live->waiting(ctx.topo.rankAt(ctx.topo.domain(), peer), Tier::ScaleUp);
   ctx.domain.waitUntil(peer, flag, epoch, ctx.deadline, ctx.what);
   if (ctx.live) ctx.live->done();
+  if (compareCalls) comparePeerCall(ctx, peer);
 }
 
 void TransferBatch::begin(ExecContext& ctx, StepCount& counts) {

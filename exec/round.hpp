@@ -17,15 +17,19 @@ namespace tiercc {
 std::uint32_t beginRound(ExecContext& ctx, std::uint32_t inFlight = 1);
 /// Ends a round: this rank has finished reading its peers' windows.
 void endRound(ExecContext& ctx, std::uint32_t epoch);
-/// Waits until local rank `peer` has raised `flag` to `epoch` (at once for this rank).
-void waitPeer(ExecContext& ctx, int peer, DomainFlag flag, std::uint32_t epoch);
+/// Waits until local rank `peer` has raised `flag` to `epoch` (at once for this rank), then
+/// compares its call with this rank's (exec/call_stamp.hpp) unless `compareCalls` is false (the
+/// direct round compares its descriptors instead, alike on every rank).
+void waitPeer(ExecContext& ctx, int peer, DomainFlag flag, std::uint32_t epoch, bool compareCalls = true);
 
 /// Tag of message `index` of step `step` of fragment `fragment` of this call. Messages between
-/// two ranks match in posting order, so a tag only checks that both sides agree; it wraps past
-/// 2^32 messages per call, which is harmless.
+/// two ranks match in posting order, so a tag only checks that both sides agree: on the call
+/// (its sequence number, and its shape's fingerprint: a rank that passed another count, datatype,
+/// op or root sends tags its peer does not expect, which the transports refuse as
+/// InvalidArgument) and on the place in it. It wraps past 2^32 messages per call, harmlessly.
 inline std::uint64_t messageTag(const ExecContext& ctx, std::uint64_t fragment, std::uint64_t step,
                                 std::uint64_t index = 0) {
-  return (ctx.seq << 32) | (((fragment << 14) ^ (step << 8) ^ index) & 0xffffffffu);
+  return (ctx.seq << 32) | ((((fragment << 14) ^ (step << 8) ^ index) ^ ctx.tagSalt) & 0xffffffffu);
 }
 
 /// Transport operations posted together; wait() completes them all. Sent bytes are counted

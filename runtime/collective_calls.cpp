@@ -248,10 +248,13 @@ Error Communicator::Impl::withDiagnosis(const Error& timeout, std::uint64_t seq,
     TIERCC_LOG(Warn, Coll) << "no hang diagnosis: the ranks' progress could not be read (" << storeError.what() << ")";
     return timeout;
   }
+  bool callsDiffer = false;
   const std::string diagnosis =
-      diagnoseHang(topo_, static_cast<std::int64_t>(seq), signatureOf(args), all, wallClockMs());
+      diagnoseHang(topo_, static_cast<std::int64_t>(seq), signatureOf(args), all, wallClockMs(), &callsDiffer);
   if (diagnosis.empty()) return timeout;
-  return Error(timeout.code(), concat(timeout.what(), "; ", diagnosis));
+  // Ranks that called different things is the caller's error, however it showed (a timeout:
+  // two roots that both only send), and every rank reports it so (the verdict's mark).
+  return Error(callsDiffer ? ErrorCode::InvalidArgument : timeout.code(), concat(timeout.what(), "; ", diagnosis));
 }
 
 Error Communicator::Impl::withRootCause(const Error& local) const {
@@ -259,14 +262,17 @@ Error Communicator::Impl::withRootCause(const Error& local) const {
   if (code != ErrorCode::PeerFailure && code != ErrorCode::TransportError && code != ErrorCode::Timeout &&
       code != ErrorCode::InvalidArgument)  // raised inside a collective: the ranks' calls differ
     return local;
-  const std::string mine = concat("first seen by ", topo_.nameRank(topo_.rank()), ": ", local.what());
+  const std::string mine = concat(code == ErrorCode::InvalidArgument ? kCallsDifferMark : "", "first seen by ",
+                                  topo_.nameRank(topo_.rank()), ": ", local.what());
   try {
     verdictOwn_ = true;  // until the store says another rank was first
     Store& store = quickStore_ ? *quickStore_ : *store_;
     const std::string verdict = agreeOnFailureVerdict(store, mine, Deadline::after(std::chrono::seconds(2)));
     verdictOwn_ = verdict == mine;
     if (verdict == mine) return local;
-    return Error(code, concat(local.what(), " [root cause, ", verdict, "]"));
+    // What this rank saw (a peer that stopped) is the messenger: a caller's error stays one.
+    return Error(callsDiffer(verdict) ? ErrorCode::InvalidArgument : code,
+                 concat(local.what(), " [root cause, ", verdict, "]"));
   } catch (const std::exception& storeError) {
     // The store is gone or stalled: what failed is most likely whoever hosts it.
     TIERCC_LOG(Warn, Coll) << "no failure verdict from the store (" << storeError.what() << ")";

@@ -267,7 +267,10 @@ void Communicator::Impl::storeLost(const std::string& why) {
 void Communicator::Impl::verdictHeard(const std::string& verdict) {
   // This rank's own verdict (it failed or aborted first) needs no hearing.
   if (broken_.load(std::memory_order_acquire) || verdictOwn_.load()) return;
-  stopWith(Error(ErrorCode::PeerFailure, concat("another rank failed [root cause, ", verdict, "]")));
+  if (callsDiffer(verdict))
+    stopWith(Error(ErrorCode::InvalidArgument, concat("another rank's call differs [root cause, ", verdict, "]")));
+  else
+    stopWith(Error(ErrorCode::PeerFailure, concat("another rank failed [root cause, ", verdict, "]")));
 }
 
 void Communicator::Impl::peerFailed(int rank, const std::string& why) {

@@ -46,7 +46,8 @@ std::string rankRanges(const std::vector<int>& ranks) {
 }
 
 std::string diagnoseHang(const Topology& topo, std::int64_t seq, const CallSignature& mine,
-                         const std::vector<std::optional<Progress>>& all, std::int64_t nowMs) {
+                         const std::vector<std::optional<Progress>>& all, std::int64_t nowMs, bool* callsDiffer) {
+  if (callsDiffer) *callsDiffer = false;
   const int n = static_cast<int>(all.size());
   auto callOf = [&](int r) -> const CallSignature& { return r == topo.rank() ? mine : all[r]->current; };
   auto entered = [&](int r) { return r == topo.rank() || (all[r] && !all[r]->hasLeft && all[r]->entered == seq); };
@@ -81,10 +82,11 @@ std::string diagnoseHang(const Topology& topo, std::int64_t seq, const CallSigna
   };
   for (int r = 0; r < n; ++r) {
     if (entered(r)) {
-      if (sameAs[r] != reference)
+      if (sameAs[r] != reference) {
+        if (callsDiffer) *callsDiffer = true;
         name(concat(topo.nameRank(r), " called ", callOf(r).describe(seq), " where ranks ", rankRanges(majority),
                     " called ", meant.describe(seq), ": the ranks' calls do not match"));
-      else if (r == topo.rank() || all[r]->completed < seq)
+      } else if (r == topo.rank() || all[r]->completed < seq)
         waiting.push_back(r);
       continue;
     }

@@ -21,8 +21,10 @@ namespace tiercc {
 /// waiting in allreduce #10 (...): ranks 0-4, 6, 7", or, for a rank that entered another call as
 /// #10 than most ranks did, a mismatch naming both calls. Empty when every rank entered the same
 /// call (the hang is inside it, and the waits' own messages say where).
+/// `callsDiffer`, when given, says whether a rank called something else (a caller's error).
 std::string diagnoseHang(const Topology& topo, std::int64_t seq, const CallSignature& mine,
-                         const std::vector<std::optional<Progress>>& all, std::int64_t nowMs);
+                         const std::vector<std::optional<Progress>>& all, std::int64_t nowMs,
+                         bool* callsDiffer = nullptr);
 
 /// "0-4, 6, 7": ranks as ranges, for messages.
 std::string rankRanges(const std::vector<int>& ranks);

@@ -40,6 +40,9 @@ class Domain {
   /// where the backend has none; it then has neither symmetric memory nor cross-memory attach.
   /// (1152: room for one-shot allreduce's two fast boxes of an epoch word and 512 B of input.)
   static constexpr std::size_t kMailboxBytes = 1152;
+  /// Right after the mailbox, as readable and replicated, kCallStampBytes in which a rank stamps
+  /// the call it runs, for its peers to compare with theirs (exec/call_stamp.hpp).
+  static constexpr std::size_t kCallStampBytes = 64;
   virtual std::byte* mailbox(int /*peer*/) { return nullptr; }
   /// True when a peer's stores to its mailbox show here as they happen, in program order
   /// (shared memory): a reader may then poll a sequence word there instead of waiting for a flag.

@@ -41,7 +41,7 @@ EmulatedDomain::EmulatedDomain(std::unique_ptr<Transport> transport, EmulatedDom
   TIERCC_REQUIRE_ARG(n == 1 || transport_, "emulated domain: ", n, " members need a transport");
   // Page-aligned like the shm windows, and zeroed: window, shadow and replicas start equal.
   mailboxOffset_ = (config_.windowBytes + 63) / 64 * 64;
-  replicated_ = mailboxOffset_ + kMailboxBytes;
+  replicated_ = mailboxOffset_ + kMailboxBytes + kCallStampBytes;
   const std::size_t bytes = (replicated_ + 4095) / 4096 * 4096;
   auto allocate = [&] {
     auto* p = static_cast<std::byte*>(std::aligned_alloc(4096, bytes));

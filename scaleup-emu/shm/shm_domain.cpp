@@ -57,7 +57,7 @@ struct ShmDomain::Header {
   std::atomic<int> failed{0};  // set by poison(), with the reason below
   char reason[512] = {};
   std::atomic<std::uint64_t> selfAddress{0};  // this header's address in its owner's process (CMA probe)
-  alignas(64) std::byte mailbox[Domain::kMailboxBytes] = {};
+  alignas(64) std::byte mailbox[Domain::kMailboxBytes + Domain::kCallStampBytes] = {};
 };
 static_assert(sizeof(ShmDomain::Header) <= kHeaderBytes);
 
