@@ -23,21 +23,16 @@ std::string describe(const CallShape& s) {
   return d;
 }
 
-// FNV-1a over the fields, then a finaliser that spreads them over every bit (the tags take 16).
+// A few multiply-xorshift rounds over the fields packed in three words: cheap enough for every
+// call of a 0.2 us allreduce, and every bit of the result depends on every field (tags take 16).
 std::uint64_t fingerprint(const CallShape& s) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  auto mix = [&](std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (v >> (8 * i)) & 0xff;
-      h *= 0x100000001b3ull;
-    }
+  auto mix = [](std::uint64_t h, std::uint64_t v) {
+    h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
   };
-  mix(s.bytes);
-  mix(static_cast<std::uint32_t>(s.coll));
-  mix(static_cast<std::uint32_t>(s.dt));
-  mix(static_cast<std::uint32_t>(s.op));
-  mix(static_cast<std::uint32_t>(s.root));
-  h ^= h >> 33;
+  std::uint64_t h = mix(0x6a09e667f3bcc909ull, s.bytes);
+  h = mix(h, static_cast<std::uint64_t>(static_cast<std::uint32_t>(s.coll)) << 32 | static_cast<std::uint32_t>(s.dt));
+  h = mix(h, static_cast<std::uint64_t>(static_cast<std::uint32_t>(s.op)) << 32 | static_cast<std::uint32_t>(s.root));
   h *= 0xff51afd7ed558ccdull;
   h ^= h >> 33;
   return h ? h : 1;

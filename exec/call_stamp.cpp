@@ -28,15 +28,14 @@ std::atomic<std::uint64_t>* words(Domain& dom, int peer) {
   return reinterpret_cast<std::atomic<std::uint64_t>*>(dom.mailbox(peer) + Domain::kMailboxBytes);
 }
 
-std::uint64_t checkOf(std::uint64_t seq, const CallShape& shape) {
-  return fingerprint(shape) ^ (seq * 0x9e3779b97f4a7c15ull);
-}
+std::uint64_t checkOf(std::uint64_t seq, std::uint64_t print) { return print ^ (seq * 0x9e3779b97f4a7c15ull); }
 
 }  // namespace
 
 void stampCall(ExecContext& ctx, const CallShape& shape) {
   ctx.shape = &shape;
-  ctx.tagSalt = static_cast<std::uint32_t>(fingerprint(shape) & 0xffff) << 16;
+  const std::uint64_t print = fingerprint(shape);  // once a call: the stamp's check and the tags'
+  ctx.tagSalt = static_cast<std::uint32_t>(print & 0xffff) << 16;
   Domain& dom = ctx.domain;
   if (!dom.mailbox(dom.localRank())) return;
   std::atomic<std::uint64_t>* w = words(dom, dom.localRank());
@@ -49,7 +48,7 @@ void stampCall(ExecContext& ctx, const CallShape& shape) {
   w[3].store(
       static_cast<std::uint64_t>(static_cast<std::uint32_t>(shape.op)) << 32 | static_cast<std::uint32_t>(shape.root),
       relaxed);
-  w[4].store(checkOf(ctx.seq, shape), relaxed);  // the next signal() publishes them (release)
+  w[4].store(checkOf(ctx.seq, print), relaxed);  // the next signal() publishes them (release)
 }
 
 void comparePeerCall(ExecContext& ctx, int peer) {
@@ -68,7 +67,8 @@ void comparePeerCall(ExecContext& ctx, int peer) {
   // The usual case, without hashing: this very call (a later one would carry a later number,
   // so even a half-rewritten stamp that reads like ours is ours).
   if (theirs.seq == ctx.seq && theirs.shape == *ctx.shape) return;
-  if (w[4].load(relaxed) != checkOf(theirs.seq, theirs.shape)) return;  // never written, or being rewritten
+  if (w[4].load(relaxed) != checkOf(theirs.seq, fingerprint(theirs.shape)))
+    return;  // never written, or being rewritten
   if (theirs.seq > ctx.seq) return;
   const int rank = ctx.topo.rankAt(ctx.topo.domain(), peer);
   if (theirs.seq == ctx.seq)

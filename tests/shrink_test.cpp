@@ -8,6 +8,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "tests/support/multiprocess.hpp"
@@ -72,27 +73,21 @@ void allreducesAreExact(Communicator& comm, const std::vector<int>& parentRanks,
     }
 }
 
-// 2x4, rank 5 killed: the seven survivors shrink to 7 ranks (domains of 4 and 3), in their old
-// order, and run every size class exactly.
-TEST(Shrink, SurvivorsOfAKilledRankGoOnWithExactResults) {
+// A 2x4 job whose rank 5 is killed; the survivors see the parent fail, shrink with `which`,
+// and hand the result to `goOn`. Every survivor must end well.
+void killRankFiveThenShrink(Communicator::Shrink which,
+                            const std::function<void(int rank, Communicator& survivors)>& goOn) {
   JobResult result = runRanks(
       8,
-      [](int rank, const std::string& store) {
+      [&](int rank, const std::string& store) {
         Communicator comm(store, 8, rank);
         if (rank == 5) {
           comm.barrier();
           kill(getpid(), SIGKILL);
         }
         expectTheParentFails(comm, 5);
-        Communicator survivors = comm.shrink();
-        TIERCC_CHECK(survivors.valid(), "rank " << rank << " was left out");
-        TIERCC_CHECK(survivors.size() == 7, "size " << survivors.size());
-        TIERCC_CHECK(survivors.rank() == (rank < 5 ? rank : rank - 1),
-                     "rank " << rank << " became " << survivors.rank());
-        TIERCC_CHECK(survivors.numDomains() == 2, survivors.numDomains() << " domains");
-        TIERCC_CHECK(survivors.domainSize() == (rank < 4 ? 4 : 3), "domain size " << survivors.domainSize());
-        allreducesAreExact(survivors, {0, 1, 2, 3, 4, 6, 7}, rank);
-        survivors.barrier();
+        Communicator survivors = comm.shrink(which);
+        goOn(rank, survivors);
       },
       twoDomainsOfFour());
   ASSERT_EQ(result.ranks.size(), 8u);
@@ -103,34 +98,33 @@ TEST(Shrink, SurvivorsOfAKilledRankGoOnWithExactResults) {
   EXPECT_TRUE(WIFSIGNALED(result.ranks[5].status)) << result.ranks[5].describe();
 }
 
-// The same kill, dropping the failed rank's domain: ranks 4, 6 and 7 are left out (an empty
-// communicator), ranks 0-3 go on as one domain.
+// The seven survivors shrink to 7 ranks (domains of 4 and 3), in their old order, and run every
+// size class exactly.
+TEST(Shrink, SurvivorsOfAKilledRankGoOnWithExactResults) {
+  killRankFiveThenShrink(Communicator::Shrink::FailedRanks, [](int rank, Communicator& survivors) {
+    TIERCC_CHECK(survivors.valid(), "rank " << rank << " was left out");
+    TIERCC_CHECK(survivors.size() == 7, "size " << survivors.size());
+    TIERCC_CHECK(survivors.rank() == (rank < 5 ? rank : rank - 1), "rank " << rank << " became " << survivors.rank());
+    TIERCC_CHECK(survivors.numDomains() == 2, survivors.numDomains() << " domains");
+    TIERCC_CHECK(survivors.domainSize() == (rank < 4 ? 4 : 3), "domain size " << survivors.domainSize());
+    allreducesAreExact(survivors, {0, 1, 2, 3, 4, 6, 7}, rank);
+    survivors.barrier();
+  });
+}
+
+// Dropping the failed rank's domain: ranks 4, 6 and 7 are left out (an empty communicator),
+// ranks 0-3 go on as one domain.
 TEST(Shrink, DroppingTheFailedDomainLeavesItsSurvivorsOut) {
-  JobResult result = runRanks(
-      8,
-      [](int rank, const std::string& store) {
-        Communicator comm(store, 8, rank);
-        if (rank == 5) {
-          comm.barrier();
-          kill(getpid(), SIGKILL);
-        }
-        expectTheParentFails(comm, 5);
-        Communicator survivors = comm.shrink(Communicator::Shrink::FailedDomains);
-        if (rank >= 4) {
-          TIERCC_CHECK(!survivors.valid(), "rank " << rank << " of the failed domain was kept");
-          return;
-        }
-        TIERCC_CHECK(survivors.size() == 4 && survivors.rank() == rank && survivors.numDomains() == 1,
-                     "rank " << survivors.rank() << " of " << survivors.size() << " in " << survivors.numDomains()
-                             << " domains");
-        allreducesAreExact(survivors, {0, 1, 2, 3}, rank);
-      },
-      twoDomainsOfFour());
-  ASSERT_EQ(result.ranks.size(), 8u);
-  for (int r = 0; r < 8; ++r) {
-    if (r == 5) continue;
-    EXPECT_TRUE(result.ranks[r].ok()) << result.report();
-  }
+  killRankFiveThenShrink(Communicator::Shrink::FailedDomains, [](int rank, Communicator& survivors) {
+    if (rank >= 4) {
+      TIERCC_CHECK(!survivors.valid(), "rank " << rank << " of the failed domain was kept");
+      return;
+    }
+    TIERCC_CHECK(
+        survivors.size() == 4 && survivors.rank() == rank && survivors.numDomains() == 1,
+        "rank " << survivors.rank() << " of " << survivors.size() << " in " << survivors.numDomains() << " domains");
+    allreducesAreExact(survivors, {0, 1, 2, 3}, rank);
+  });
 }
 
 // A healthy communicator shrinks to all of itself; through the C ABI, with bad flags refused.
