@@ -202,11 +202,10 @@ class Pipeline {
 };
 
 // What the descriptors say of this call: its shape, and the buffers peers may read.
-void agree(ExecContext& ctx, ExecState& state, const Plan& plan, const CallArgs& a) {
+void agree(ExecContext& ctx, ExecState& state, const Plan& plan, const CallArgs& a, const CallShape& shape) {
   using C = Collective;
   const C c = plan.coll;
   const bool isRoot = ctx.topo.rank() == a.root;
-  const CallShape shape = shapeOf(plan, a);
   const std::size_t bytes = plan.count * dataTypeSize(a.dt), n = ctx.topo.size();
   std::size_t sendBytes = c == C::ReduceScatter || c == C::AllToAll ? bytes * n : bytes;
   std::size_t recvBytes = c == C::AllGather || c == C::AllToAll ? bytes * n : bytes;
@@ -242,7 +241,7 @@ void execute(ExecContext& ctx, ExecState& state, const Choice& choice, const Cal
   if (collective) stampCall(ctx, shape);
   if (choice.plans.size() == 1) return runPlan(ctx, state, choice, first, args, 0);
   // A direct path first: agree on the one every rank of the domain can take.
-  agree(ctx, state, first, args);
+  agree(ctx, state, first, args, shape);  // the shape stamped above
   const int rootLocal = args.root >= 0 && args.root < ctx.topo.size() ? ctx.topo.localRankOf(args.root) : -1;
   for (const Plan& plan : choice.plans) {
     if (plan.path == Path::Staged) break;
