@@ -146,3 +146,17 @@ if(TIERCC_WITH_TORCH_ENABLED)
   endif()
   set(TIERCC_PYTHON_SITE ${_site} CACHE STRING "Install directory of the tiercc Python package, relative to the prefix")
 endif()
+
+# MPI (Debian's Open MPI: openmpi-bin libopenmpi-dev), only for examples/mpi_app.c and the test
+# of tiercc/mpi.hpp under mpirun (tests/mpi): libtiercc itself never links MPI.
+if(NOT TIERCC_WITH_MPI STREQUAL "OFF")
+  find_package(MPI QUIET COMPONENTS C CXX)
+endif()
+if(MPI_C_FOUND AND MPI_CXX_FOUND)
+  set(_mpi_found ON)
+  set(_mpi_detail "MPI ${MPI_C_VERSION}, ${MPIEXEC_EXECUTABLE}")
+else()
+  set(_mpi_found OFF)
+  set(_mpi_detail "MPI not found: apt-get install openmpi-bin libopenmpi-dev")
+endif()
+tiercc_resolve(TIERCC_WITH_MPI "${_mpi_found}" "${_mpi_detail}")

@@ -17,6 +17,9 @@ const std::vector<Info> kParams = {
      "the job's store secret: every connection to the store presents it, and a store hosted by rank 0 requires it "
      "(tiercc-run generates one; every process of the job needs the same); unset: the store admits anyone who "
      "reaches it"},
+    {"TIERCC_BOOTSTRAP_ADDR", "string", "",
+     "address the store that tiercc_get_unique_id starts listens on and writes into the id (default: the first "
+     "IPv4 address of an interface that is up and not loopback, else 127.0.0.1)"},
     {"TIERCC_RANK", "int", "", "this process's rank (also OMPI_COMM_WORLD_RANK, RANK)"},
     {"TIERCC_WORLD_SIZE", "int", "", "number of ranks (also OMPI_COMM_WORLD_SIZE, WORLD_SIZE)"},
     {"TIERCC_DOMAIN_SIZE", "int", "", "group consecutive ranks into scale-up domains of this size"},

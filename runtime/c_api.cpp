@@ -1,5 +1,6 @@
 // The C ABI (tiercc.h): each call converts exceptions into a result code and a thread-local
 // message. A tiercc_comm is a Communicator plus a tombstone check against use after destroy.
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -78,6 +79,25 @@ tiercc_result_t tiercc_comm_init_rank(tiercc_comm_t* comm, const char* store_add
     out(comm, "tiercc_comm_init_rank");
     if (!store_addr) tiercc::fail(tiercc::ErrorCode::InvalidArgument, "tiercc_comm_init_rank: store_addr is NULL");
     *comm = new tiercc_comm{tiercc_comm::kLive, tiercc::Communicator(store_addr, nranks, rank)};
+  });
+}
+
+static_assert(sizeof(tiercc_unique_id) == tiercc::UniqueId::kBytes);
+
+tiercc_result_t tiercc_get_unique_id(tiercc_unique_id* id) {
+  return guarded([&] {
+    if (!id) tiercc::fail(tiercc::ErrorCode::InvalidArgument, "tiercc_get_unique_id: id is NULL");
+    const tiercc::UniqueId made = tiercc::UniqueId::create();
+    std::memcpy(id->internal, made.bytes.data(), made.bytes.size());
+  });
+}
+
+tiercc_result_t tiercc_comm_init_rank_id(tiercc_comm_t* comm, int nranks, tiercc_unique_id id, int rank) {
+  return guarded([&] {
+    out(comm, "tiercc_comm_init_rank_id");
+    tiercc::UniqueId given;
+    std::memcpy(given.bytes.data(), id.internal, given.bytes.size());
+    *comm = new tiercc_comm{tiercc_comm::kLive, tiercc::Communicator(given, nranks, rank)};
   });
 }
 

@@ -1,4 +1,4 @@
-// Communicator lifecycle: joining the store, building the topology, wiring the two tiers,
+// Communicator lifecycle (joining is in join.cpp): building the topology, wiring the two tiers,
 // split, shrink, abort, statistics and teardown.
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -18,6 +18,7 @@
 #include "core/errors.hpp"
 #include "core/log.hpp"
 #include "core/params.hpp"
+#include "core/random_bytes.hpp"
 #include "plan/selector.hpp"
 #include "runtime/communicator_impl.hpp"
 #include "runtime/env.hpp"
@@ -32,20 +33,6 @@
 
 namespace tiercc {
 namespace {
-
-std::string randomHex(int bytes) {
-  std::string out;
-  int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-  static const char kHex[] = "0123456789abcdef";
-  for (int i = 0; i < bytes; ++i) {
-    unsigned char b = 0;
-    if (fd < 0 || ::read(fd, &b, 1) != 1) b = static_cast<unsigned char>(std::rand());
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  if (fd >= 0) ::close(fd);
-  return out;
-}
 
 std::string hashHex(const std::string& s) {
   char buf[17];
@@ -116,7 +103,11 @@ void Communicator::Impl::initTiers() {
   Deadline deadline = Deadline::after(timeout_);
   const int rank = setup_.rank, size = setup_.size;
   if (setup_.jobId.empty()) {
-    if (rank == 0) store_->setString("jobid", randomHex(6));
+    if (rank == 0) {
+      unsigned char id[6];
+      randomBytes(id, sizeof id, "the job id");
+      store_->setString("jobid", toHex(id, sizeof id));
+    }
     setup_.jobId = store_->getString("jobid", deadline);
   }
 
@@ -239,7 +230,7 @@ void Communicator::Impl::startFailureDetector() {
     std::uint16_t port = 0;
     parseHostPort(setup_.storeAddr, host, port);
     base = connectTcpStore(host, port, Deadline::after(timeout_), FailureDetector::storeWait(period, timeout),
-                           params::getString("TIERCC_STORE_SECRET"));
+                           setup_.storeSecret);
   }
   quickStore_ = std::make_shared<PrefixStore>(base, setup_.prefix);
   detector_ = std::make_unique<FailureDetector>(
@@ -435,6 +426,7 @@ std::unique_ptr<Communicator::Impl> Communicator::Impl::split(int color, int key
   child.baseStore = setup_.baseStore;
   child.hostedServer = setup_.hostedServer;
   child.storeAddr = setup_.storeAddr;
+  child.storeSecret = setup_.storeSecret;
   child.prefix = setup_.prefix + tag + "c" + std::to_string(color) + "/";
   child.jobId = setup_.jobId;
   child.size = static_cast<int>(group.size());
@@ -477,6 +469,7 @@ std::unique_ptr<Communicator::Impl> Communicator::Impl::shrink(Communicator::Shr
   child.baseStore = setup_.baseStore;
   child.hostedServer = setup_.hostedServer;
   child.storeAddr = setup_.storeAddr;
+  child.storeSecret = setup_.storeSecret;
   child.prefix = setup_.prefix + tag + "c/";
   child.jobId = setup_.jobId;
   child.size = static_cast<int>(members.size());
@@ -487,103 +480,9 @@ std::unique_ptr<Communicator::Impl> Communicator::Impl::shrink(Communicator::Shr
 
 }  // namespace tiercc
 
-// ---- public Communicator: construction and accessors ---------------------------------------
+// ---- public Communicator: accessors (joining is in join.cpp) ----------------------------
 
 namespace tiercc {
-namespace {
-
-// Rank 0 hosts the store itself when no launcher does (mpirun, torchrun, explicit init):
-// it tries to bind the address; if that fails, someone else may serve it (a test fixture, a
-// launcher), and rank 0 connects; `bindError` then says why it could not bind. A one-rank job
-// may pass port 0, which asks the kernel for a free port.
-constexpr std::chrono::milliseconds kBoundByOtherWait{5000};
-
-bool isLoopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
-}
-
-std::shared_ptr<TcpStoreServer> maybeHostStore(const std::string& host, std::uint16_t port, int rank, int size,
-                                               std::string& bindError) {
-  if (rank != 0 || std::getenv("TIERCC_LOCAL_LAUNCH")) return nullptr;
-  TIERCC_REQUIRE_ARG(port != 0 || size == 1, "store address ", host,
-                     ":0: port 0 (any free port) works only for a one-rank job, whose peers need not find it");
-  try {
-    const std::string secret = params::getString("TIERCC_STORE_SECRET");
-    auto server = std::make_shared<TcpStoreServer>(host, port, TcpStoreServer::Limits{}, secret);
-    if (secret.empty() && !isLoopback(host)) {
-      TIERCC_LOG(Warn, Store) << "rank 0 hosts the store at " << host << ":" << server->port()
-                              << " with no secret: anyone who reaches it can read and rewrite the job's bootstrap "
-                                 "(give every process the same TIERCC_STORE_SECRET)";
-    } else {
-      TIERCC_LOG(Info, Store) << "rank 0 hosts the store at " << host << ":" << server->port()
-                              << (secret.empty() ? " (loopback, no secret)" : "");
-    }
-    return server;
-  } catch (const Error& e) {
-    bindError = e.what();
-    TIERCC_LOG(Info, Store) << "not hosting the store at " << host << ":" << port << " (" << e.what()
-                            << "); connecting to it";
-    return nullptr;
-  }
-}
-
-}  // namespace
-
-// Each communicator created on a store gets its own namespace: the n-th one a rank creates is
-// "tiercc/<n>/" (ranks create their communicators in the same order, as with MPI).
-static std::string rootPrefix(Store& store, int rank) {
-  return "tiercc/" + std::to_string(store.add("tiercc/generation/" + std::to_string(rank), 1)) + "/";
-}
-
-Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-
-std::shared_ptr<Store> makeInProcessStore() { return makeInProcessStoreImpl(); }
-
-Communicator Communicator::fromEnv() {
-  LaunchEnv env = readLaunchEnv();
-  return Communicator(env.storeAddr, env.worldSize, env.rank);
-}
-
-Communicator::Communicator(const std::string& storeAddr, int worldSize, int rank) {
-  TIERCC_REQUIRE_ARG(worldSize >= 1, "world size must be at least 1, got ", worldSize);
-  TIERCC_REQUIRE_ARG(rank >= 0 && rank < worldSize, "rank ", rank, " is not in [0, ", worldSize, ")");
-  std::string host;
-  std::uint16_t port = 0;
-  parseHostPort(storeAddr, host, port, worldSize == 1);  // a one-rank job may ask for any free port
-  CommSetup setup;
-  std::string bindError;
-  setup.hostedServer = maybeHostStore(host, port, rank, worldSize, bindError);
-  if (setup.hostedServer) port = setup.hostedServer->port();  // the one the kernel chose for port 0
-  setup.storeAddr = host + ":" + std::to_string(port);
-  // A store that kept rank 0 from binding is listening already: if none answers within
-  // seconds, the port belongs to something else, and waiting the whole timeout would only hide it.
-  const auto timeout = bindError.empty() ? params::getDuration("TIERCC_TIMEOUT")
-                                         : std::min(params::getDuration("TIERCC_TIMEOUT"), kBoundByOtherWait);
-  try {
-    setup.baseStore = connectTcpStore(host, port, Deadline::after(timeout), std::chrono::milliseconds::max(),
-                                      params::getString("TIERCC_STORE_SECRET"));
-  } catch (const Error& e) {
-    if (bindError.empty()) throw;
-    fail(e.code(), "rank 0 could not bind the store at ", host, ":", port, " (", bindError,
-         ") and no store answered there within ", timeout.count(), " ms: ", e.what());
-  }
-  setup.prefix = rootPrefix(*setup.baseStore, rank);
-  setup.rank = rank;
-  setup.size = worldSize;
-  impl_ = std::make_unique<Impl>(std::move(setup));
-}
-
-Communicator::Communicator(std::shared_ptr<Store> store, int worldSize, int rank) {
-  TIERCC_REQUIRE_ARG(store != nullptr, "store is null");
-  TIERCC_REQUIRE_ARG(worldSize >= 1, "world size must be at least 1, got ", worldSize);
-  TIERCC_REQUIRE_ARG(rank >= 0 && rank < worldSize, "rank ", rank, " is not in [0, ", worldSize, ")");
-  CommSetup setup;
-  setup.baseStore = std::move(store);
-  setup.prefix = rootPrefix(*setup.baseStore, rank);
-  setup.rank = rank;
-  setup.size = worldSize;
-  impl_ = std::make_unique<Impl>(std::move(setup));
-}
 
 Communicator::~Communicator() = default;
 Communicator::Communicator(Communicator&&) noexcept = default;

@@ -30,6 +30,7 @@ struct CommSetup {
   std::shared_ptr<Store> baseStore;
   std::shared_ptr<TcpStoreServer> hostedServer;  ///< set on the rank that hosts the store
   std::string storeAddr;                         ///< host:port of a TCP store (empty: in-process)
+  std::string storeSecret;                       ///< what the TCP store requires of a connection
   std::string prefix;                            ///< store namespace of this communicator
   std::string jobId;                             ///< empty: rank 0 makes one
   int rank = 0;

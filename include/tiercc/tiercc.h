@@ -42,6 +42,19 @@ typedef enum {
 tiercc_result_t tiercc_comm_init_from_env(tiercc_comm_t* comm);
 /** Joins explicitly: store address "host:port", number of ranks, this rank. */
 tiercc_result_t tiercc_comm_init_rank(tiercc_comm_t* comm, const char* store_addr, int nranks, int rank);
+/** NCCL's pattern for programs with a launcher of their own (MPI): one rank calls
+ *  tiercc_get_unique_id, the program gives the bytes to every rank (e.g. MPI_Bcast of
+ *  sizeof(tiercc_unique_id) bytes), and every rank calls tiercc_comm_init_rank_id with it. */
+#define TIERCC_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[TIERCC_UNIQUE_ID_BYTES];
+} tiercc_unique_id;
+/** Hosts the bootstrap store in this process (once; until the process exits) and writes an id
+ *  naming it, with a namespace of its own, into *id (tiercc::UniqueId::create). */
+tiercc_result_t tiercc_get_unique_id(tiercc_unique_id* id);
+/** Joins the communicator of id with nranks ranks as rank; tiercc_invalid_argument for an id
+ *  that is not one (all zeros: not received from the rank that made it; damaged). */
+tiercc_result_t tiercc_comm_init_rank_id(tiercc_comm_t* comm, int nranks, tiercc_unique_id id, int rank);
 /** Destroys the communicator (after its operations finish); the handle must not be used again
  *  (a later call on it is reported as "destroyed": a few bytes are kept for that). NULL is accepted. */
 tiercc_result_t tiercc_comm_destroy(tiercc_comm_t comm);

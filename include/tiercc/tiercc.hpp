@@ -2,6 +2,7 @@
 // Errors are reported as tiercc::Error (see error.hpp); the C ABI in tiercc.h wraps this.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -59,6 +60,21 @@ class Work {
   std::shared_ptr<State> state_;
 };
 
+/// NCCL's pattern for programs that bring their own launcher (MPI, a scheduler): one rank makes
+/// an id, the program hands its bytes to every rank (MPI_Bcast: tiercc/mpi.hpp does it), and
+/// every rank passes it to Communicator(id, size, rank). No tiercc variable is needed.
+struct UniqueId {
+  static constexpr std::size_t kBytes = 128;
+  std::array<std::uint8_t, kBytes> bytes{};  ///< all zeros: no id (refused by the constructor)
+
+  /// Hosts the bootstrap store in this process (one per process, listening on
+  /// TIERCC_BOOTSTRAP_ADDR or the first routable address, port chosen by the kernel, with a
+  /// random secret; it lives until the process exits) and returns an id naming it, with a fresh
+  /// namespace: communicators made from different ids never meet. The process must outlive the
+  /// communicators made from the id, as rank 0 does under mpirun.
+  static UniqueId create();
+};
+
 /// A group of ranks that run collectives together; ranks are grouped into scale-up domains.
 class Communicator {
  public:
@@ -66,6 +82,10 @@ class Communicator {
   static Communicator fromEnv();
   /// Joins explicitly: store address "host:port", world size and this process's rank.
   Communicator(const std::string& storeAddr, int worldSize, int rank);
+  /// Joins the communicator of `id` (UniqueId::create on one rank, given to all): worldSize
+  /// ranks, this one `rank`. InvalidArgument for an id that is not one (all zeros, damaged,
+  /// another version), saying which.
+  Communicator(const UniqueId& id, int worldSize, int rank);
   /// Joins through an existing store (e.g. makeInProcessStore() for threads of one process).
   Communicator(std::shared_ptr<Store> store, int worldSize, int rank);
   ~Communicator();
