@@ -221,6 +221,7 @@ void Communicator::Impl::failed(const Error& e, bool agreed) {
   domain_->poison(reason);
   if (transport_) transport_->abort();
   if (first) dumpFlightRecorder(stated.what());
+  countStopped();
 }
 
 Error Communicator::Impl::withDiagnosis(const Error& timeout, std::uint64_t seq, const CallArgs& args) const {

@@ -224,6 +224,7 @@ void Communicator::Impl::startFailureDetector() {
   if (setup_.size < 2 || timeout.count() == 0) return;
   const auto period = std::max(params::getDuration("TIERCC_HEARTBEAT_PERIOD"), std::chrono::milliseconds(10));
   heartbeatPeriod_ = std::min(period, std::chrono::milliseconds(2000));
+  heartbeatTimeout_ = timeout;
   std::shared_ptr<Store> base = setup_.baseStore;
   if (!setup_.storeAddr.empty()) {
     std::string host;
@@ -281,6 +282,42 @@ void Communicator::Impl::stopWith(const Error& e) {
   domain_->abort();
   if (transport_) transport_->abort();
   dumpFlightRecorder(e.what());
+  countStopped();
+}
+
+// The key counts the ranks that stopped on the failure; only the store's host reads it.
+constexpr const char* kStoppedKey = "failure/stopped";
+
+void Communicator::Impl::countStopped() {
+  if (setup_.size < 2 || stopCounted_.exchange(true)) return;
+  try {
+    (quickStore_ ? *quickStore_ : *store_).add(kStoppedKey, 1);
+  } catch (const std::exception& e) {
+    TIERCC_LOG(Info, Init) << "could not tell the store that this rank stopped (" << e.what() << ")";
+  }
+}
+
+// A rank that raises on a failure usually destroys its communicator and exits at once. On the
+// store's host that would take the store, and with it the verdict, from the survivors still
+// reading it: they would name the store's host instead of the failed rank. So the host waits
+// until every rank but one (the failed one) has stopped, at most a heartbeat timeout and a
+// period, the bound in which every survivor's detector hears the verdict.
+void Communicator::Impl::lingerForSurvivors() {
+  if (!setup_.hostedServer || setup_.size < 2 || heartbeatTimeout_.count() == 0) return;
+  const Deadline deadline = Deadline::after(heartbeatTimeout_ + heartbeatPeriod_);
+  Store& store = quickStore_ ? *quickStore_ : *store_;
+  try {
+    while (store.add(kStoppedKey, 0) < setup_.size - 1) {
+      if (deadline.expired()) {
+        TIERCC_LOG(Info, Init) << "communicator teardown: not every survivor stopped within "
+                               << (heartbeatTimeout_ + heartbeatPeriod_).count() << " ms; closing the store anyway";
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  } catch (const std::exception& e) {
+    TIERCC_LOG(Info, Init) << "communicator teardown: " << e.what();
+  }
 }
 
 void Communicator::Impl::dumpFlightRecorder(const std::string& reason) const {
@@ -316,7 +353,10 @@ Communicator::Impl::~Impl() {
 // fails a send whose peer closed the connection even when the peer received it. The rank that
 // hosts the store keeps it up until then, too.
 void Communicator::Impl::exitRendezvous() {
-  if (aborted_.load() || brokenBy_) return;  // peers that failed will not say goodbye
+  if (aborted_.load() || brokenBy_) {  // peers that failed will not say goodbye
+    lingerForSurvivors();
+    return;
+  }
   if (store_->add("exit", 1) == setup_.size) store_->setString("exit/all", "1");
   const auto wait = std::min(timeout_, std::chrono::milliseconds(10000));
   try {
@@ -397,6 +437,7 @@ void Communicator::Impl::abort() {
       TIERCC_LOG(Warn, Init) << "abort: could not tell the peers through the store (" << e.what() << ")";
     }
   }
+  countStopped();
   if (domain_) domain_->abort();
   if (transport_) transport_->abort();
   // The operation running (a Work that a wait(timeout) gave up on, or a blocking call on another

@@ -109,6 +109,11 @@ class Communicator::Impl {
   void peerFailed(int rank, const std::string& why);
   /// Another rank's published failure verdict: the same, naming the root cause.
   void verdictHeard(const std::string& verdict);
+  /// Tells the store, once, that this rank has stopped on a failure (lingerForSurvivors).
+  void countStopped();
+  /// On the rank that hosts the store, when the communicator failed: keeps the store up, bounded,
+  /// until every other survivor has stopped too, so that none loses the verdict with the store.
+  void lingerForSurvivors();
   /// The store stopped answering the failure detector: its host (a rank, or the launcher) failed.
   void storeLost(const std::string& why);
   /// "rank 0 (domain 0, local rank 0), which hosts the bootstrap store at H:P" or, hosted by a
@@ -173,6 +178,8 @@ class Communicator::Impl {
   std::shared_ptr<Store> quickStore_;
   int storeHostRank_ = -1;  // the rank whose process hosts the store (it said so at init), -1: none
   std::chrono::milliseconds heartbeatPeriod_{0};  // how stale a peer's published progress may be
+  std::chrono::milliseconds heartbeatTimeout_{0};  // 0: no failure detector
+  std::atomic<bool> stopCounted_{false};           // countStopped() has run
   std::unique_ptr<FlightRecorder> recorder_;      // before the queue: queued work records into it
   int dumpSignal_ = 0;                            // the SIGUSR1 registration (signal_dump.hpp)
   std::unique_ptr<TraceWriter> trace_;            // TIERCC_TRACE: the timeline, null when off

@@ -73,7 +73,7 @@ run_case() {  # victim signal -> one table row
     line=$(grep -m1 '^raised' "$out.$r" || true)
     [[ -n $line ]] || continue
     raised=$((raised + 1))
-    at=$(sed -n 's/^raised [a-z_]* at \([0-9]*\):.*/\1/p' <<<"$line")
+    at=$(sed -n 's/^raised [a-z ]* at \([0-9]*\):.*/\1/p' <<<"$line")
     ms=$(((at - t0) / 1000000))
     ((ms > worst)) && worst=$ms
     grep -q "rank $victim (domain $domain" <<<"$line" && named=$((named + 1))
@@ -88,7 +88,7 @@ run_case() {  # victim signal -> one table row
 }
 
 echo "$n ranks in domains of $k, no launcher (rank 0 hosts the store), allreduce of 256 KiB in a loop;"
-echo "heartbeat period ${TIERCC_HEARTBEAT_PERIOD:-1s}, timeout ${TIERCC_HEARTBEAT_TIMEOUT:-5s}"
+echo "heartbeat period ${TIERCC_HEARTBEAT_PERIOD:-500ms}, timeout ${TIERCC_HEARTBEAT_TIMEOUT:-3s}"
 echo
 echo "| victim | signal | survivors that raised | named the victim |"
 echo "|---|---|---|---|"
