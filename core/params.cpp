@@ -28,6 +28,9 @@ const std::vector<Info> kParams = {
     {"TIERCC_HEARTBEAT_PERIOD", "duration", "500ms", "how often each rank beats in the store (failure detector)"},
     {"TIERCC_HEARTBEAT_TIMEOUT", "duration", "3s",
      "a rank whose heartbeat stalls this long is declared failed, naming it; 0 disables"},
+    {"TIERCC_FAULT", "string", "",
+     "tests: inject a fault, ACTION:rank=R[:call=N][:step=S][:ms=M] with ACTION kill, stop, stall or error "
+     "(core/fault_injection.hpp)"},
     {"TIERCC_TRANSPORT", "string", "", "scale-out transport: ibverbs, ucx or tcp (default: the first that works here)"},
     {"TIERCC_SOCKET_IFADDR", "string", "127.0.0.1", "address the TCP scale-out transport listens on"},
     {"TIERCC_IB_DEVICE", "string", "",

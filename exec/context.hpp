@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/fault_injection.hpp"
 #include "core/link_model.hpp"
 #include "plan/plan.hpp"
 #include "plan/topology.hpp"
@@ -106,6 +107,7 @@ struct ExecContext {
   StepTrace* trace = nullptr;            ///< null: no timeline (TIERCC_TRACE unset)
   const CallShape* shape = nullptr;      ///< this call's, as stamped for the peers (exec/call_stamp.hpp)
   std::uint32_t tagSalt = 0;             ///< 16 bits of the shape's fingerprint, folded into message tags
+  const FaultInjection* fault = nullptr;  ///< TIERCC_FAULT, when it names this rank; null: none
 
   /// This rank has read `bytes` from its domain peers: counts them for the current step and,
   /// with a link model, blocks until the modelled scale-up link would have carried them.

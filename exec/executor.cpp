@@ -178,6 +178,8 @@ class Pipeline {
     c_.ctx.current = &counts;
     c_.step = i;
     if (c_.ctx.live) c_.ctx.live->step.store(static_cast<std::uint32_t>(i), std::memory_order_relaxed);
+    if (c_.ctx.fault) [[unlikely]]
+      c_.ctx.fault->reached(c_.ctx.seq, i, false, c_.ctx.what);
     if (StepTrace* trace = c_.ctx.trace) [[unlikely]] {
       const std::uint64_t up = counts.scaleUpBytes, out = counts.scaleOutBytes;
       const std::int64_t begin = StepTrace::now();
@@ -223,6 +225,8 @@ void runPlan(ExecContext& ctx, ExecState& state, const Choice& choice, const Pla
   Call call(ctx, state, plan, args);
   if (!plan.unfit.empty()) fail(ErrorCode::NotSupported, ctx.what, ": ", plan.unfit);
   Pipeline(call, firstEpoch).run();
+  if (ctx.fault) [[unlikely]]
+    ctx.fault->reached(ctx.seq, plan.steps.size(), true, ctx.what);
   // This rank's share of the bound; for all-to-allv, what this rank's counts send across.
   stats.scaleOutBoundBytes = choice.boundShare;
   if (plan.coll == Collective::AllToAllv)

@@ -134,6 +134,7 @@ void Communicator::Impl::executeCall(const char* name, std::uint64_t seq, const 
                   scaleOutLink_.get(),
                   timeout_};
   ctx.live = &recorder_->live();
+  if (fault_) ctx.fault = &*fault_;
   if (trace_) ctx.trace = &trace_->steps();
   TIERCC_LOG(Trace, Coll) << ctx.what << " start";
   try {

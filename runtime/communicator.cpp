@@ -67,6 +67,8 @@ Communicator::Impl::Impl(CommSetup setup) : setup_(std::move(setup)) {
   algoOverrides_ = parseAlgoOverrides(params::getString("TIERCC_ALGO"));  // a bad value fails before any wait
   pathOverride_ = parsePathOverride(params::getString("TIERCC_PATH"));
   tierModel_ = tierModelFromParams();
+  fault_ = FaultInjection::parse(params::getString("TIERCC_FAULT"));  // a bad value fails here, on every rank
+  if (fault_ && fault_->rank != setup_.rank) fault_.reset();
   const std::int64_t recorded = params::getInt("TIERCC_FLIGHT_RECORDER");
   TIERCC_REQUIRE_ARG(recorded >= 0 && recorded <= 1 << 20, "TIERCC_FLIGHT_RECORDER must be in [0, 1048576], got ",
                      recorded);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
+#include "core/fault_injection.hpp"
 #include "exec/call.hpp"
 #include "plan/selector.hpp"
 #include "runtime/flight_recorder.hpp"
@@ -131,6 +132,7 @@ class Communicator::Impl {
   std::unique_ptr<Transport> transport_;
   Scratch scratch_;
   ExecState exec_;                                         // the executor's reusable state
+  std::optional<FaultInjection> fault_;                    // TIERCC_FAULT, when it names this rank
   CallStats callStats_;                                    // the running call's counts (capacity reused)
   std::size_t oneShotLimitBytes_ = 0;                      // TIERCC_ALLREDUCE_ONESHOT_BYTES
   int knomialRadix_ = 2;                                   // TIERCC_KNOMIAL_RADIX

@@ -28,13 +28,13 @@ packages=(
   busybox-static
   libibverbs1 ibverbs-providers ibverbs-utils librdmacm1 rdmacm-utils libibumad3 perftest
   iproute2 libnl-3-200 libnl-route-3-200 libpci3 libmnl0 libbsd0 libmd0 libcap2 libbpf1 libelf1
-  zlib1g libudev1 libc6 libstdc++6 libgcc-s1
+  zlib1g libudev1 libc6 libstdc++6 libgcc-s1 libxtables12
 )
 # Programs copied into the image (paths inside the packages); everything else is busybox.
 programs=(
   usr/bin/ibv_devices usr/bin/ibv_devinfo usr/bin/ibv_rc_pingpong usr/bin/ibv_ud_pingpong
   usr/bin/ib_write_bw usr/bin/ib_write_lat usr/bin/ib_read_bw usr/bin/ib_send_bw usr/bin/ib_send_lat
-  usr/bin/rping usr/bin/rdma bin/ip
+  usr/bin/rping usr/bin/rdma bin/ip sbin/tc
 )
 # Libraries test binaries commonly need even though no program above links them.
 extra_libs=(libstdc++.so.6 libgcc_s.so.1 libm.so.6 libdl.so.2 libpthread.so.0 librt.so.1 librdmacm.so.1
@@ -42,7 +42,7 @@ extra_libs=(libstdc++.so.6 libgcc_s.so.1 libm.so.6 libdl.so.2 libpthread.so.0 li
 # Kernel modules to load at boot, dependencies resolved below. crc32_generic is needed by rdma_rxe
 # but requested by name at run time, so no depends= line mentions it.
 modules=(crc32_generic ib_core ib_uverbs ib_cm iw_cm rdma_cm rdma_ucm rdma_rxe dummy
-  virtio_pci 9pnet_virtio 9p)
+  virtio_pci 9pnet_virtio 9p sch_netem)
 
 ensure_host_tools() {
   local missing=()

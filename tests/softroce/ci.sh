@@ -24,6 +24,10 @@ checks=(
   "verbs-smoke=$bin/softroce_verbs_smoke"
   "tiercc-info-sees-rxe0=$bin/tiercc-info | grep -A1 'ibverbs device rxe0'"
   "allreduce-tcp-2x2=TIERCC_TRANSPORT=tcp $demo_2x2"
+  # The TCP tier and the store under 1% loss and reordering (netem, which the host's kernel
+  # lacks): the demo's results, then every case of the fault matrix (tests/fault_matrix_test.cpp).
+  "allreduce-tcp-netem-2x2=TIERCC_TRANSPORT=tcp under-netem.sh $demo_2x2"
+  "fault-matrix-tcp-netem=TIERCC_TRANSPORT=tcp under-netem.sh $bin/fault_matrix_test"
 )
 # Checks of tiercc's ibverbs backend; they run once tiercc-info lists the ibverbs transport.
 # expect-rdma-traffic.sh fails a check that sent no packets over rxe0 (a silent fallback to TCP).

@@ -106,7 +106,7 @@ done
 
 cmd_timeout=$((timeout_s > 90 ? timeout_s - 30 : timeout_s * 2 / 3))
 install -m 755 "$here/vm-init.sh" "$overlay/init"
-install -m 755 "$here/in-vm.sh" "$here/expect-rdma-traffic.sh" "$overlay/tiercc-vm/bin/"
+install -m 755 "$here/in-vm.sh" "$here/expect-rdma-traffic.sh" "$here/under-netem.sh" "$overlay/tiercc-vm/bin/"
 {
   echo "TIERCC_VM_SHARE=$(quote "$share")"
   echo "TIERCC_VM_TIMEOUT=$cmd_timeout"
