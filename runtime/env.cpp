@@ -27,7 +27,7 @@ int parseNonNegative(const char* name, const char* text) {
 
 }  // namespace
 
-LaunchEnv readLaunchEnv() {
+LaunchEnv readLaunchEnv(bool complete) {
   LaunchEnv out;
   struct Pair { const char* rank; const char* size; };
   const Pair kSources[] = {{"TIERCC_RANK", "TIERCC_WORLD_SIZE"},
@@ -41,11 +41,11 @@ LaunchEnv readLaunchEnv() {
       break;
     }
   }
-  if (out.rank < 0)
+  if (out.rank < 0 && complete)
     fail(ErrorCode::InvalidArgument,
          "cannot tell this process's rank: set TIERCC_RANK and TIERCC_WORLD_SIZE (or run under "
          "tiercc-run, mpirun or torchrun)");
-  if (out.worldSize < 1 || out.rank >= out.worldSize)
+  if (out.rank >= 0 && (out.worldSize < 1 || out.rank >= out.worldSize))
     fail(ErrorCode::InvalidArgument, "rank ", out.rank, " is not in [0, ", out.worldSize, ") (from ",
          out.source, ")");
 
@@ -57,10 +57,10 @@ LaunchEnv readLaunchEnv() {
       fail(ErrorCode::InvalidArgument, "MASTER_PORT='", env("MASTER_PORT"), "' is not a usable port");
     out.storeAddr = std::string(env("MASTER_ADDR")) + ":" + std::to_string(port + 1);
     out.source += ", store at MASTER_ADDR:MASTER_PORT+1";
-  } else {
+  } else if (complete) {
     fail(ErrorCode::InvalidArgument,
          "no bootstrap store: set TIERCC_STORE=host:port (tiercc-run sets it) or MASTER_ADDR and "
-         "MASTER_PORT");
+         "MASTER_PORT, or start under a PMIx launcher (mpirun, srun --mpi=pmix)");
   }
   return out;
 }

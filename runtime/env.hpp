@@ -13,7 +13,9 @@ struct LaunchEnv {
   std::string source;     ///< which variables were used, for messages and tiercc-info
 };
 
-/// Reads the launch environment; InvalidArgument saying which variable is missing or malformed.
-LaunchEnv readLaunchEnv();
+/// Reads the launch environment; InvalidArgument saying which variable is malformed or, when
+/// `complete`, missing. Otherwise what is missing stays unset (rank -1, empty storeAddr): a
+/// PMIx launcher may tell the rest.
+LaunchEnv readLaunchEnv(bool complete = true);
 
 }  // namespace tiercc

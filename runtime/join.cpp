@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "bootstrap/local_address.hpp"
+#include "bootstrap/pmix_exchange.hpp"
 #include "bootstrap/store.hpp"
 #include "bootstrap/unique_id.hpp"
 #include "core/errors.hpp"
@@ -129,9 +130,35 @@ Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 
 std::shared_ptr<Store> makeInProcessStore() { return makeInProcessStoreImpl(); }
 
+// Under a PMIx launcher with no store named: rank 0 makes a unique id (hosting the store), and
+// PMIx carries it to every rank, which tells each its rank and the job's size as well.
+static Communicator fromPmix(const LaunchEnv& env) {
+  std::string idBytes;
+  const PmixPlace place = pmixShareFromRank0(
+      [] {
+        const UniqueId id = UniqueId::create();
+        return std::string(reinterpret_cast<const char*>(id.bytes.data()), id.bytes.size());
+      },
+      idBytes, params::getDuration("TIERCC_TIMEOUT"));
+  if (env.rank >= 0 && (env.rank != place.rank || env.worldSize != place.size))
+    fail(ErrorCode::InvalidArgument, env.source, " say rank ", env.rank, " of ", env.worldSize, ", PMIx says rank ",
+         place.rank, " of ", place.size, " (namespace ", place.nspace, ")");
+  TIERCC_REQUIRE_ARG(idBytes.size() == UniqueId::kBytes, "PMIx carried ", idBytes.size(),
+                     " bytes from rank 0, not a unique id of ", UniqueId::kBytes);
+  UniqueId id;
+  std::copy(idBytes.begin(), idBytes.end(), reinterpret_cast<char*>(id.bytes.data()));
+  TIERCC_LOG(Info, Init) << "joined through PMIx: rank " << place.rank << " of " << place.size << " (namespace "
+                         << place.nspace << ", local rank " << place.localRank << ")";
+  return Communicator(id, place.size, place.rank);
+}
+
+// The variables first (TIERCC_*, then the launchers'); PMIx when they name no store.
 Communicator Communicator::fromEnv() {
-  LaunchEnv env = readLaunchEnv();
-  return Communicator(env.storeAddr, env.worldSize, env.rank);
+  const LaunchEnv env = readLaunchEnv(false);
+  if (env.rank >= 0 && !env.storeAddr.empty()) return Communicator(env.storeAddr, env.worldSize, env.rank);
+  if (startedUnderPmix()) return fromPmix(env);
+  readLaunchEnv(true);  // throws, saying what is missing
+  fail(ErrorCode::Internal, "readLaunchEnv accepted an incomplete environment");
 }
 
 Communicator::Communicator(const std::string& storeAddr, int worldSize, int rank) {

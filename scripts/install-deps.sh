@@ -17,6 +17,7 @@ packages=(
   prometheus              # scrapes a live job in tests/metrics (the /metrics endpoint)
   python3-matplotlib      # tiercc-trace draws a job's timeline as a PNG
   clang libclang-rt-14-dev  # libFuzzer for tests/fuzz (scripts/sanitize.sh); gcc brings ASan/UBSan/TSan
+  libpmix-dev             # PMIx: start under mpirun / srun --mpi=pmix with no tiercc variables
   openmpi-bin libopenmpi-dev  # examples/mpi_app.c and tiercc/mpi.hpp under mpirun (tests/mpi)
 )
 

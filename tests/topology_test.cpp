@@ -3,11 +3,12 @@
 
 #include <cstdlib>
 
-#include "runtime/env.hpp"
 #include "core/params.hpp"
+#include "runtime/env.hpp"
 #include "runtime/rank_info.hpp"
 #include "runtime/watched_peers.hpp"
 #include "tiercc/error.hpp"
+#include "tiercc/tiercc.hpp"
 
 namespace tiercc {
 namespace {
@@ -111,7 +112,7 @@ class EnvTest : public ::testing::Test {
  protected:
   void SetUp() override {
     for (const char* v : {"TIERCC_RANK", "TIERCC_WORLD_SIZE", "TIERCC_STORE", "OMPI_COMM_WORLD_RANK",
-                          "OMPI_COMM_WORLD_SIZE", "RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"})
+                          "OMPI_COMM_WORLD_SIZE", "RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "PMIX_NAMESPACE"})
       unsetenv(v);
   }
   void TearDown() override { SetUp(); }
@@ -154,6 +155,34 @@ TEST_F(EnvTest, MissingOrBadValuesAreExplained) {
   }
   setenv("TIERCC_RANK", "2", 1);
   EXPECT_THROW(readLaunchEnv(), Error);  // rank 2 of 2
+}
+
+// What a PMIx launcher may tell: an incomplete environment is no error when asked for what there
+// is, a malformed one still is; fromEnv explains what is missing (PMIx included) when no PMIx
+// server started the process.
+TEST_F(EnvTest, IncompleteEnvironmentLeavesTheRestToPmix) {
+  setenv("OMPI_COMM_WORLD_RANK", "1", 1);
+  setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
+  LaunchEnv e = readLaunchEnv(false);
+  EXPECT_EQ(e.rank, 1);
+  EXPECT_EQ(e.worldSize, 4);
+  EXPECT_TRUE(e.storeAddr.empty());
+  SetUp();
+  e = readLaunchEnv(false);
+  EXPECT_EQ(e.rank, -1);
+  setenv("TIERCC_RANK", "7", 1);
+  setenv("TIERCC_WORLD_SIZE", "2", 1);
+  EXPECT_THROW(readLaunchEnv(false), Error);  // rank 7 of 2
+  SetUp();
+  setenv("TIERCC_RANK", "0", 1);
+  setenv("TIERCC_WORLD_SIZE", "2", 1);
+  try {
+    Communicator::fromEnv();
+    ADD_FAILURE() << "fromEnv started with no store and no PMIx";
+  } catch (const Error& e2) {
+    EXPECT_EQ(e2.code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(std::string(e2.what()).find("PMIx"), std::string::npos) << e2.what();
+  }
 }
 
 TEST(Params, RegistryValuesAndSources) {

@@ -11,6 +11,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "bootstrap/pmix_exchange.hpp"
 #include "core/params.hpp"
 #include "core/reduce_isa.hpp"
 #include "core/units.hpp"
@@ -51,7 +52,10 @@ void printDevices(std::ostream& out) {
   tiercc::info::printCudaDevices(out);
 }
 
-bool launched() { return std::getenv("TIERCC_RANK") || std::getenv("OMPI_COMM_WORLD_RANK") || std::getenv("RANK"); }
+bool launched() {
+  return std::getenv("TIERCC_RANK") || std::getenv("OMPI_COMM_WORLD_RANK") || std::getenv("RANK") ||
+         tiercc::startedUnderPmix();
+}
 
 int usage(const char* argv0) {
   std::cerr << "usage: " << argv0 << " [--params] [--no-devices] [--algorithms DxK] [--plan COLL DxK SIZE [--path P]]\n"
@@ -137,6 +141,10 @@ int main(int argc, char** argv) {
     }
     if (reportMachine) {
       out << "reduction kernels: " << tiercc::reduceIsaName() << " (TIERCC_REDUCE_ISA overrides)\n";
+      out << "PMIx bootstrap: "
+          << (tiercc::pmixBuiltIn() ? "built in (mpirun, srun --mpi=pmix: no tiercc variables needed)"
+                                    : "not built (apt-get install libpmix-dev, then rebuild)")
+          << "\n";
       if (devices) printDevices(out);
       printParams(out);
       std::cout << out.str() << std::flush;
