@@ -131,8 +131,8 @@ int main() {
     tiercc::Communicator comm = tiercc::Communicator::fromEnv();
     const bool print = comm.rank() == 0;
     if (print) {
-      std::printf("tiercc demo: %d ranks = %d domains x %d ranks (scale-up: shared memory; scale-out: %s)\n",
-                  comm.size(), comm.numDomains(), comm.domainSize(), comm.transportName().c_str());
+      std::printf("tiercc demo: %d ranks = %d domains x %d ranks (scale-up: %s; scale-out: %s)\n", comm.size(),
+                  comm.numDomains(), comm.domainSize(), comm.scaleUpName().c_str(), comm.transportName().c_str());
       std::printf("  %-14s %12s %10s %8s %8s %14s %14s %14s %6s\n", "collective", "bytes", "time(us)", "algbw",
                   "busbw", "scale-up B", "scale-out B", "out bound B", "#wrong");
     }

@@ -549,6 +549,10 @@ std::string Communicator::transportName() const {
   topo(impl_);
   return impl_->transportName();
 }
+std::string Communicator::scaleUpName() const {
+  topo(impl_);
+  return impl_->scaleUpName();
+}
 
 Communicator Communicator::split(int color, int key) {
   topo(impl_);

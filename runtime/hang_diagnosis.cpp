@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 
 #include "core/errors.hpp"
 
@@ -32,6 +33,35 @@ std::string whereItIs(const Progress& p, std::int64_t nowMs) {
 }
 
 }  // namespace
+
+// Every rank entered #seq: the hang is inside it. Who waits on whom says where: a chain of waits
+// that ends at a rank running #seq and waiting on nobody ends at the rank stuck in its step (a
+// stalled thread, a rank descheduled for seconds). The ranks waiting on it, directly or through
+// others, are the messengers; this rank's own wait has ended (it timed out), so no chain ends here.
+static void stuckInside(const Topology& topo, std::int64_t seq, const std::vector<std::optional<Progress>>& all,
+                        const std::function<void(std::string)>& name) {
+  const int n = static_cast<int>(all.size());
+  auto runningIt = [&](int r) {
+    return r != topo.rank() && all[r] && !all[r]->hasLeft && all[r]->entered == seq &&
+           all[r]->state == OpState::Running;
+  };
+  std::vector<std::vector<int>> heldUp(n);  // per chain end, the ranks whose waits end there
+  for (int r = 0; r < n; ++r) {
+    if (!runningIt(r) || all[r]->waitingOn < 0) continue;
+    int at = r;
+    for (int hops = 0; hops < n && runningIt(at) && all[at]->waitingOn >= 0 && all[at]->waitingOn < n; ++hops)
+      at = all[at]->waitingOn;
+    if (at != r && runningIt(at) && all[at]->waitingOn < 0) heldUp[at].push_back(r);
+  }
+  for (int r = 0; r < n; ++r) {
+    if (heldUp[r].empty()) continue;
+    const Progress& p = *all[r];
+    std::string what = concat(topo.nameRank(r), " is in ", p.current.describe(seq));
+    if (p.steps) what += concat(", step ", p.step + 1, " of ", p.steps);
+    name(concat(what, ", and waits on no rank: it is stuck in that step (ranks ", rankRanges(heldUp[r]),
+                " wait on it, directly or through others)"));
+  }
+}
 
 std::string rankRanges(const std::vector<int>& ranks) {
   std::string out;
@@ -101,6 +131,7 @@ std::string diagnoseHang(const Topology& topo, std::int64_t seq, const CallSigna
     if (all[r]->entered < seq)
       name(concat(topo.nameRank(r), " has not entered ", meant.describe(seq), "; ", whereItIs(*all[r], nowMs)));
   }
+  if (culprits.empty()) stuckInside(topo, seq, all, name);
   if (culprits.empty()) return "";
   std::string out;
   for (const std::string& c : culprits) out += (out.empty() ? "" : "; ") + c;

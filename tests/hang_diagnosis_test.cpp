@@ -124,6 +124,26 @@ TEST(HangDiagnosis, SaysWhereALateRankIsAndWhoPublishedNothing) {
   EXPECT_EQ(rankRanges({0, 1, 2, 4, 5, 9}), "0-2, 4, 5, 9");
 }
 
+// Everyone in the same call, rank 0 stuck in a step (TIERCC_FAULT=stall): rank 1 waits on it on
+// the scale-up tier, ranks 2 and 3 on rank 1 and 0 across; rank 7, whose wait timed out, names
+// rank 0, not the peer it waited for. A wait that ends at this rank names nobody.
+TEST(HangDiagnosis, FollowsTheWaitsToTheRankStuckInAStep) {
+  std::vector<std::optional<Progress>> all(8);
+  for (int r = 0; r < 8; ++r) all[r] = at(10, 9, allreduceOf(64), OpState::Running);
+  for (int r = 0; r < 8; ++r) all[r]->steps = 5;
+  all[0]->step = 2;
+  all[1]->waitingOn = 0;
+  all[2]->waitingOn = 1;
+  all[3]->waitingOn = 0;
+  all[4]->waitingOn = 7;
+  const std::string d = diagnoseHang(twoByFour(7), 10, allreduceOf(64), all, 10000);
+  EXPECT_NE(d.find("rank 0 (domain 0, local rank 0) is in allreduce #10 (64 x f32, sum), step 3 of 5, and waits on "
+                   "no rank: it is stuck in that step (ranks 1-3 wait on it, directly or through others)"),
+            std::string::npos)
+      << d;
+  EXPECT_EQ(d.find("rank 7 (domain 1, local rank 3) is in"), std::string::npos) << d;
+}
+
 std::string readWhole(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::stringstream text;

@@ -134,8 +134,8 @@ int main(int argc, char** argv) {
       reportMachine = comm.rank() == 0;
       if (reportMachine)
         out << "topology: " << comm.numDomains() << (comm.numDomains() == 1 ? " domain" : " domains") << " x "
-            << comm.domainSize() << " ranks (world size " << comm.size()
-            << "); scale-up: shm; scale-out: " << comm.transportName() << "\n";
+            << comm.domainSize() << " ranks (world size " << comm.size() << "); scale-up: " << comm.scaleUpName()
+            << "; scale-out: " << comm.transportName() << "\n";
     } else {
       out << "topology: not launched (one process); run under tiercc-run to see the domains\n";
     }

@@ -106,6 +106,9 @@ class Communicator {
   int numDomains() const;
   /// The scale-out transport in use ("ibverbs", "ucx", "tcp"), or "none" for a one-rank job.
   std::string transportName() const;
+  /// The scale-up backend in use: "shm", "emulated" (over the scale-out transport, when a
+  /// domain spans hosts) or "cuda-ipc".
+  std::string scaleUpName() const;
 
   /// recv = op over all ranks of send (count elements). In place when send == recv.
   void allreduce(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op);

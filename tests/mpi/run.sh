@@ -18,7 +18,7 @@ if [[ $mode == unique-id && (! -x $bin/mpi_app || ! -x $bin/mpi_from_comm) ]]; t
   echo "skipped: built without MPI (apt-get install openmpi-bin libopenmpi-dev, then reconfigure)"
   exit 77
 fi
-if [[ $mode == pmix ]] && ! "$bin/tiercc-info" --no-devices | grep -q '^PMIx bootstrap: built in'; then
+if [[ $mode == pmix ]] && ! grep -q '^PMIx bootstrap: built in' <<<"$("$bin/tiercc-info" --no-devices)"; then
   echo "skipped: built without PMIx (apt-get install libpmix-dev, then reconfigure)"
   exit 77
 fi
