@@ -32,9 +32,15 @@ const std::vector<Info> kParams = {
      "tests: inject a fault, ACTION:rank=R[:call=N][:step=S][:ms=M] with ACTION kill, stop, stall or error "
      "(core/fault_injection.hpp)"},
     {"TIERCC_TRANSPORT", "string", "", "scale-out transport: ibverbs, ucx or tcp (default: the first that works here)"},
-    {"TIERCC_SOCKET_IFADDR", "string", "127.0.0.1", "address the TCP scale-out transport listens on"},
+    {"TIERCC_SOCKET_IFADDR", "string", "",
+     "address the TCP scale-out transport listens on, or one per local rank (a,b,...); default: by "
+     "TIERCC_SOCKET_IFNAME, else the first routable address when the job spans hosts, else 127.0.0.1"},
+    {"TIERCC_SOCKET_IFNAME", "string", "",
+     "TCP: the interface of each local rank, one NIC per rail (rail0,rail1,... or a prefix such as rail*: "
+     "local rank r takes entry r of the list, modulo its length)"},
     {"TIERCC_IB_DEVICE", "string", "",
-     "ibverbs: RDMA device to use (e.g. mlx5_0, rxe0; default: the first with a usable port)"},
+     "ibverbs: RDMA device to use (e.g. mlx5_0, rxe0), or one per local rank (mlx5_0,mlx5_1,...: local rank r "
+     "takes entry r, modulo the length); default: the first with a usable port"},
     {"TIERCC_IB_PORT", "int", "", "ibverbs: port number on the device (default: the first ACTIVE port)"},
     {"TIERCC_IB_GID_INDEX", "int", "", "ibverbs: GID table index (default: the RoCE v2 GID of an IPv4 address)"},
     {"TIERCC_IB_TIMEOUT", "int", "14",

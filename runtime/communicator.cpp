@@ -177,7 +177,7 @@ void Communicator::Impl::initTiers() {
   const auto onHost = std::count_if(all.begin(), all.end(), [&](const RankInfo& r) { return r.hostId == mine.hostId; });
   shm.oversubscribed = cores > 0 && onHost > cores;
   if (scaleUp == "emulated") {
-    EmulatedDomainConfig emu{shm.localRank, names, shm.windowBytes, timeout_};
+    EmulatedDomainConfig emu{shm.localRank, names, shm.windowBytes, !elsewhere.empty(), timeout_};
     PrefixStore domainStore(store_, "emu/d" + std::to_string(dom) + "/");
     domain_ = createEmulatedDomain(transportName, domainStore, std::move(emu), deadline);
   } else {
@@ -197,6 +197,8 @@ void Communicator::Impl::initTiers() {
       if (r != rank) ts.peers.push_back(r);
     ts.peerName = [this](int r) { return topo_.nameRank(r); };
     ts.deadline = deadline;
+    ts.localRank = topo_.localRank();
+    ts.spansHosts = std::any_of(all.begin(), all.end(), [&](const RankInfo& r) { return r.hostId != mine.hostId; });
     transport_ = createTransport(transportName, *store_, ts);
   }
   if (params::getBool("TIERCC_TUNE_PROBE")) {
@@ -548,6 +550,10 @@ bool Communicator::valid() const { return impl_ != nullptr; }
 std::string Communicator::transportName() const {
   topo(impl_);
   return impl_->transportName();
+}
+std::string Communicator::scaleOutEndpoint() const {
+  topo(impl_);
+  return impl_->scaleOutEndpoint();
 }
 std::string Communicator::scaleUpName() const {
   topo(impl_);

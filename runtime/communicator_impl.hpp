@@ -61,6 +61,7 @@ class Communicator::Impl {
   const Topology& topology() const { return topo_; }
   std::string transportName() const { return transport_ ? transport_->name() : "none"; }
   std::string scaleUpName() const { return domain_->name(); }
+  std::string scaleOutEndpoint() const { return transport_ ? transport_->endpoint() : "none (one rank)"; }
   TierStats stats() const;
   std::string tierModelDescription() const {
     return "scale-up " + tierModel_.scaleUp.describe() + "; scale-out " + tierModel_.scaleOut.describe() + " (" +

@@ -129,7 +129,8 @@ int main(int argc, char** argv) {
       char host[256] = {};
       gethostname(host, sizeof(host) - 1);
       std::cout << "rank " << comm.rank() << " of " << comm.size() << ": domain " << comm.domain() << ", local rank "
-                << comm.localRank() << " of " << comm.domainSize() << ", host " << host << std::endl;
+                << comm.localRank() << " of " << comm.domainSize() << ", host " << host << "; scale-out "
+                << comm.transportName() << " at " << comm.scaleOutEndpoint() << std::endl;
       comm.barrier();
       reportMachine = comm.rank() == 0;
       if (reportMachine)

@@ -20,6 +20,8 @@ struct TransportSetup {
   int rank = 0;
   int worldSize = 0;
   std::vector<int> peers;                    ///< ranks to connect to (symmetric across ranks)
+  int localRank = 0;                         ///< in its domain: which rail, so which NIC
+  bool spansHosts = false;                   ///< some peer is on another host (TCP listens off loopback)
   std::function<std::string(int)> peerName;  ///< rank -> "rank 5 (domain 1, local rank 1)"
   Deadline deadline{Clock::time_point::max()};
 };

@@ -55,6 +55,8 @@ class Transport {
  public:
   virtual ~Transport() = default;
   virtual const char* name() const = 0;
+  /// Where this rank's traffic leaves, for tiercc-info and logs: "198.18.1.1:40123 (rail1, ...)".
+  virtual std::string endpoint() const = 0;
   /// The largest message worth sending when several share a link at once (0: no preference).
   virtual std::size_t preferredMessageBytes() const { return 0; }
 

@@ -109,6 +109,9 @@ class Communicator {
   /// The scale-up backend in use: "shm", "emulated" (over the scale-out transport, when a
   /// domain spans hosts) or "cuda-ipc".
   std::string scaleUpName() const;
+  /// Where this rank's scale-out traffic leaves (its NIC: one per rail), for diagnostics:
+  /// "tcp: 198.18.1.1:40123 (rail1, TIERCC_SOCKET_IFNAME=rail* for local rank 1)".
+  std::string scaleOutEndpoint() const;
 
   /// recv = op over all ranks of send (count elements). In place when send == recv.
   void allreduce(const void* send, void* recv, std::size_t count, DataType dt, ReduceOp op);

@@ -266,6 +266,8 @@ std::unique_ptr<EmulatedDomain> createEmulatedDomain(const std::string& transpor
     for (int r = 0; r < n; ++r)
       if (r != config.localRank) ts.peers.push_back(r);
     ts.peerName = [names = config.peerNames](int r) { return names.at(r); };
+    ts.localRank = config.localRank;
+    ts.spansHosts = config.spansHosts;
     ts.deadline = deadline;
     transport = createTransport(transportName, store, ts);
   }

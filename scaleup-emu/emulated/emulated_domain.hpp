@@ -29,6 +29,7 @@ struct EmulatedDomainConfig {
   int localRank = 0;
   std::vector<std::string> peerNames;  ///< per local rank, for messages: "rank 5 (domain 1, local rank 1)"
   std::size_t windowBytes = 0;
+  bool spansHosts = false;  ///< members on other hosts: its transport must listen off loopback
   /// How long signal() may wait for earlier sends that overlap its bytes to leave (TIERCC_TIMEOUT):
   /// a peer that stops reading its connection stalls them, and signal() then fails with Timeout.
   std::chrono::milliseconds timeout{300000};

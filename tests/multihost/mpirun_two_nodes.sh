@@ -4,7 +4,9 @@
 # with a hostname of its own (bench/compare/two-tier/netns-rsh, mpirun's rsh agent, starts each
 # node's orted in it). fromEnv joins through PMIx; the ranks find 2 domains by hostname. Then one
 # domain of 4 that spans both nodes (TIERCC_DOMAIN_SIZE=4): its scale-up tier must be the
-# emulated one (over the scale-out transport), chosen with nothing forcing it.
+# emulated one (over the scale-out transport), chosen with nothing forcing it. Then TCP with one
+# NIC per rail (TIERCC_SOCKET_IFNAME=rail*), checked by tiercc-info and by each rail's counters,
+# and TCP with no address set (off loopback, as the job spans hosts).
 # Usage: mpirun_two_nodes.sh SOURCE_DIR BIN_DIR. Exit 77 (ctest SKIP) saying why, without root,
 # network namespaces, mpirun or PMIx.
 set -uo pipefail
@@ -66,4 +68,34 @@ grep -q "^demo: all results correct" <<<"$out" || { echo "$out"; fail "the spann
 emulated=$(grep -c "communicator ready: rank [0-3] of 4, 1 domain x 4 ranks, scale-up emulated" <<<"$out" || true)
 ((emulated == 4)) || { echo "$out"; fail "$emulated of 4 ranks took the emulated scale-up tier"; }
 echo "a domain across 2 nodes: 4 of 4 ranks chose the emulated scale-up tier, all results correct"
+
+# One NIC per rail over TCP: TIERCC_SOCKET_IFNAME=rail* gives local rank r the node's rail r.
+# tiercc-info shows each rank's choice, and every rail of both nodes carries its share.
+tx_bytes() { ip -n "tiercc-d$1" -s link show dev "rail$2" | awk '/TX:/ { getline; print $1; exit }'; }
+info=$(timeout 60 "${clean[@]}" "${mpi[@]}" -x TIERCC_TRANSPORT=tcp -x 'TIERCC_SOCKET_IFNAME=rail*' \
+  "$BIN/tiercc-info" --no-devices 2>&1) || { echo "$info"; fail "tiercc-info across 2 nodes failed"; }
+grep '^rank [0-3] of 4' <<<"$info"
+for r in 0 1 2 3; do
+  l=$((r % 2)) d=$((r / 2))
+  grep -qE "^rank $r of 4: domain $d, local rank $l of 2, host d$d; scale-out tcp at 198\.18\.$l\.$((d + 1)):[0-9]+ \(rail$l, " \
+    <<<"$info" || fail "tiercc-info does not show rank $r on rail$l (198.18.$l.$((d + 1)))"
+done
+declare -A before
+for d in 0 1; do for l in 0 1; do before[$d$l]=$(tx_bytes $d $l); done; done
+out=$(run_demo -x TIERCC_TRANSPORT=tcp -x 'TIERCC_SOCKET_IFNAME=rail*') || { echo "$out"; fail "tcp on the rails failed"; }
+grep -q "^demo: all results correct" <<<"$out" || { echo "$out"; fail "tcp on the rails: wrong results"; }
+for d in 0 1; do
+  for l in 0 1; do
+    sent=$(($(tx_bytes $d $l) - before[$d$l]))
+    echo "node d$d rail$l sent $sent bytes"
+    ((sent > 10000000)) || fail "node d$d rail$l carried only $sent bytes: not every NIC was used"
+  done
+done
+
+# TCP with nothing set: a job that spans hosts listens on the first routable address, not loopback.
+out=$(run_demo -x TIERCC_TRANSPORT=tcp) || { echo "$out"; fail "tcp with no address set failed across nodes"; }
+grep -q "^demo: all results correct" <<<"$out" || { echo "$out"; fail "tcp by default: wrong results"; }
+grep -q "tcp transport listens on .*(the first routable address: the job spans hosts)" <<<"$out" ||
+  { echo "$out"; fail "tcp did not say it chose the first routable address"; }
+echo "tcp: one NIC per rail with TIERCC_SOCKET_IFNAME, and off loopback by default across hosts"
 echo "PASS"

@@ -14,6 +14,7 @@
 #include "core/log.hpp"
 #include "core/params.hpp"
 #include "transport/ibverbs/ib_queue_pair.hpp"
+#include "transport/nic_choice.hpp"
 
 namespace tiercc::ib {
 
@@ -168,7 +169,7 @@ std::string DeviceChoice::describe() const {
   return concat(device, " port ", port, " GID index ", gidIndex, " (", gidTypeName(gidType), " ", gidToString(gid), ")");
 }
 
-ContextPtr openChosenDevice(DeviceChoice& choice) {
+ContextPtr openChosenDevice(DeviceChoice& choice, int localRank) {
   int count = 0;
   errno = 0;
   std::unique_ptr<ibv_device*, DeviceListDeleter> list(ibv_get_device_list(&count));
@@ -176,7 +177,8 @@ ContextPtr openChosenDevice(DeviceChoice& choice) {
     fail(ErrorCode::TransportError, "no RDMA device (ibv_get_device_list: ", std::strerror(errno),
          errno == ENOSYS ? "; this kernel has no RDMA support)" : "; is ib_uverbs loaded?)");
   if (count == 0) fail(ErrorCode::TransportError, "no RDMA device (ibv_get_device_list found 0)");
-  std::string wantDevice = params::getString("TIERCC_IB_DEVICE");
+  const std::string wantDevice =
+      entryForLocalRank(params::getString("TIERCC_IB_DEVICE"), localRank, "TIERCC_IB_DEVICE");
   std::optional<int> wantPort = optionalInt("TIERCC_IB_PORT");
   std::optional<int> wantGid = optionalInt("TIERCC_IB_GID_INDEX");
   std::string notes, seen;
@@ -197,7 +199,7 @@ ContextPtr openChosenDevice(DeviceChoice& choice) {
       bestCtx = std::move(ctx);
     }
   }
-  if (!wantDevice.empty() && seen.find(wantDevice) == std::string::npos)
+  if (!wantDevice.empty() && (", " + seen + ", ").find(", " + wantDevice + ", ") == std::string::npos)
     fail(ErrorCode::TransportError, "TIERCC_IB_DEVICE=", wantDevice, " is not an RDMA device here (found: ", seen, ")");
   if (!bestCtx)
     fail(ErrorCode::TransportError, "no usable RDMA port (devices: ", seen, notes, ")");
@@ -208,7 +210,7 @@ ContextPtr openChosenDevice(DeviceChoice& choice) {
 std::optional<std::string> whyUnavailable() {
   try {
     DeviceChoice c;
-    openChosenDevice(c);
+    openChosenDevice(c, 0);
     return std::nullopt;
   } catch (const Error& e) {
     return std::string(e.what());

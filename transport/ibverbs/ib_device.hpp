@@ -42,8 +42,9 @@ using PdPtr = std::unique_ptr<ibv_pd, PdDeleter>;
 std::optional<std::string> whyUnavailable();
 
 /// Opens the device chosen by TIERCC_IB_DEVICE / TIERCC_IB_PORT / TIERCC_IB_GID_INDEX (or the
-/// best one found) and fills `choice`; throws TransportError saying what was wrong.
-ContextPtr openChosenDevice(DeviceChoice& choice);
+/// best one found) and fills `choice`; a list in TIERCC_IB_DEVICE gives local rank r its entry r
+/// (one NIC per rail). Throws TransportError saying what was wrong.
+ContextPtr openChosenDevice(DeviceChoice& choice, int localRank);
 
 /// Connects two queue pairs of this process to each other and does one small RDMA write;
 /// throws TransportError naming the device, port and GID, and the variables to set, if it fails.

@@ -64,6 +64,7 @@ class IbTransport final : public Transport {
   ~IbTransport() override;
 
   const char* name() const override { return "ibverbs"; }
+  std::string endpoint() const override { return choice_.describe(); }
   void isend(TransferOp& op) override;
   void irecv(TransferOp& op) override;
   std::shared_ptr<MemoryRegion> registerMemory(void* buf, std::size_t len) override;
@@ -106,7 +107,7 @@ class IbTransport final : public Transport {
 IbTransport::IbTransport(Store& store, const TransportSetup& setup) {
   wake_.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_.fd < 0) failErrno("eventfd");
-  ctx_ = openChosenDevice(choice_);
+  ctx_ = openChosenDevice(choice_, setup.localRank);
   pd_.reset(ibv_alloc_pd(ctx_.get()));
   if (!pd_) failErrno("ibv_alloc_pd on " + choice_.device);
   probeLoopback(ctx_.get(), pd_.get(), choice_);

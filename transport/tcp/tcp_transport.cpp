@@ -9,15 +9,16 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <boost/asio.hpp>
 #include <map>
 #include <mutex>
 #include <utility>  // before Asio: Boost 1.74 awaitable.hpp needs std::exchange under C++20
-#include <boost/asio.hpp>
 
+#include "bootstrap/store.hpp"
 #include "core/errors.hpp"
 #include "core/log.hpp"
 #include "core/params.hpp"
-#include "bootstrap/store.hpp"
+#include "transport/nic_choice.hpp"
 #include "transport/tcp/tcp_connection.hpp"
 
 namespace tiercc {
@@ -109,6 +110,7 @@ class TcpTransport final : public Transport, private tcpnet::RegionTable {
   ~TcpTransport() override;
 
   const char* name() const override { return "tcp"; }
+  std::string endpoint() const override { return endpoint_; }
   // Two fragments' messages on one rail: larger ones queue ahead of the other direction's
   // acknowledgements (bench/two-tier-net-bench.sh, docs/performance.md).
   std::size_t preferredMessageBytes() const override { return 256 << 10; }
@@ -136,13 +138,15 @@ class TcpTransport final : public Transport, private tcpnet::RegionTable {
   std::map<std::uint64_t, std::weak_ptr<TcpRegion>> regions_;
   std::uint64_t nextRegion_ = 1;
   int wakeFd_ = -1;  // eventfd: abort() wakes a rank sleeping in poll
+  std::string endpoint_;  // "198.18.1.1:40123 (rail1, TIERCC_SOCKET_IFNAME=rail* for local rank 1)"
   std::atomic<bool> aborted_{false};
 };
 
 TcpTransport::TcpTransport(Store& store, const TransportSetup& setup) {
   wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wakeFd_ < 0) failErrno("eventfd");
-  std::string address = params::getString("TIERCC_SOCKET_IFADDR");
+  std::string why;
+  const std::string address = tcpListenAddress(setup.localRank, setup.spansHosts, why);
   boost::system::error_code ec;
   auto addr = asio::ip::make_address(address, ec);
   if (ec) fail(ErrorCode::InvalidArgument, "TIERCC_SOCKET_IFADDR='", address, "' is not an IP address");
@@ -156,6 +160,8 @@ TcpTransport::TcpTransport(Store& store, const TransportSetup& setup) {
   std::string host = local.address().to_string();
   if (local.address().is_v6()) host = "[" + host + "]";
   store.setString("net/" + std::to_string(setup.rank), host + ":" + std::to_string(local.port()));
+  endpoint_ = concat(host, ":", local.port(), " (", why, ")");
+  TIERCC_LOG(Info, Net) << "tcp transport listens on " << endpoint_;
   connectAll(acceptor, store, setup);
   TIERCC_LOG(Info, Net) << "tcp transport connected to " << conns_.size() << " peer(s)";
 }

@@ -3,17 +3,17 @@
 #include "transport/ucx/ucx_transport.hpp"
 
 #include <sys/eventfd.h>
+#include <ucs/debug/log_def.h>
 #include <unistd.h>
 
-#include <ucs/debug/log_def.h>
-
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 #include <string_view>
 
+#include "bootstrap/store.hpp"
 #include "core/errors.hpp"
 #include "core/log.hpp"
-#include "bootstrap/store.hpp"
 #include "transport/ucx/ucx_transport_impl.hpp"
 
 namespace tiercc {
@@ -382,6 +382,14 @@ void UcxTransport::inotify(TransferOp& op) {
   if (r == nullptr) p.payloadBytes = info.length;
   track(p, r);
   settle(p);
+}
+
+// UCX picks its devices and lanes itself (UCX_NET_DEVICES, UCX_TLS restrict them).
+std::string UcxTransport::endpoint() const {
+  const char* devices = std::getenv("UCX_NET_DEVICES");
+  const char* tls = std::getenv("UCX_TLS");
+  return concat("UCX_NET_DEVICES=", devices && *devices ? devices : "all", " UCX_TLS=", tls && *tls ? tls : "all",
+                " (UCX chooses among them)");
 }
 
 }  // namespace ucxnet

@@ -66,6 +66,7 @@ class UcxTransport final : public Transport {
   ~UcxTransport() override;
 
   const char* name() const override { return "ucx"; }
+  std::string endpoint() const override;
   void isend(TransferOp& op) override;
   void irecv(TransferOp& op) override;
   std::shared_ptr<MemoryRegion> registerMemory(void* buf, std::size_t len) override;
