@@ -18,6 +18,7 @@ packages=(
   python3-matplotlib      # tiercc-trace draws a job's timeline as a PNG
   clang libclang-rt-14-dev  # libFuzzer for tests/fuzz (scripts/sanitize.sh); gcc brings ASan/UBSan/TSan
   libpmix-dev             # PMIx: start under mpirun / srun --mpi=pmix with no tiercc variables
+  slurmd slurmctld slurm-client munge  # tests/slurm: srun --mpi=pmix on a one-node Slurm it brings up
   openmpi-bin libopenmpi-dev  # examples/mpi_app.c and tiercc/mpi.hpp under mpirun (tests/mpi)
 )
 
