@@ -4,32 +4,13 @@
 # Usage: tests/two_tier_net_test.sh SOURCE_DIR BIN_DIR. Exit 77 (ctest SKIP) without root or netns.
 set -uo pipefail
 
-readonly SKIP=77
 readonly SRC=${1:?usage: two_tier_net_test.sh SOURCE_DIR BIN_DIR}
 readonly BIN=${2:?usage: two_tier_net_test.sh SOURCE_DIR BIN_DIR}
-readonly NET=$SRC/bench/two-tier-net.sh
+# shellcheck source=support/two_tier_net.sh
+source "$SRC/tests/support/two_tier_net.sh"
 
-skip() {
-  echo "SKIP: $*"
-  exit "$SKIP"
-}
-
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
-
-[[ $(id -u) -eq 0 ]] || skip "needs root to create network namespaces"
-{ command -v ip && command -v tc; } >/dev/null || skip "iproute2 (ip, tc) not installed"
-probe=tiercc-probe-$$
-timeout 10 ip netns add "$probe" 2>/dev/null || skip "'ip netns add' fails here (no netns support or no permission)"
-timeout 10 ip netns del "$probe"
-if timeout 10 ip netns list | grep -qE '^(tiercc-fabric|tiercc-d[0-9]+)( |$)'; then
-  skip "a two-tier network is already up (a benchmark running?); not touching it"
-fi
-
-trap '"$NET" down' EXIT
-"$NET" up --domains 2 --ranks-per-domain 2 --rate 200mbit || fail "cannot build the test network"
+require_netns
+two_tier_net_up 200mbit
 
 run_job() {
   TIERCC_TRANSPORT=tcp timeout 40 "$BIN/tiercc-run" --timeout 30 -n 4 --domain-size 2 \

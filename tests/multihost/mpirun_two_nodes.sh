@@ -11,34 +11,17 @@
 # network namespaces, mpirun or PMIx.
 set -uo pipefail
 
-readonly SKIP=77
 readonly SRC=${1:?usage: mpirun_two_nodes.sh SOURCE_DIR BIN_DIR}
 readonly BIN=${2:?usage: mpirun_two_nodes.sh SOURCE_DIR BIN_DIR}
-readonly NET=$SRC/bench/two-tier-net.sh
+# shellcheck source=../support/two_tier_net.sh
+source "$SRC/tests/support/two_tier_net.sh"
 
-skip() {
-  echo "SKIP: $*"
-  exit "$SKIP"
-}
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
-
-[[ $(id -u) -eq 0 ]] || skip "needs root to create network namespaces"
+require_netns
 command -v mpirun >/dev/null || skip "no mpirun (apt-get install openmpi-bin)"
 info=$("$BIN/tiercc-info" --no-devices) || fail "tiercc-info failed: $info"
 grep -q '^PMIx bootstrap: built in' <<<"$info" ||
   skip "built without PMIx (apt-get install libpmix-dev, then reconfigure)"
-probe=tiercc-probe-$$
-timeout 10 ip netns add "$probe" 2>/dev/null || skip "'ip netns add' fails here (no netns support or no permission)"
-timeout 10 ip netns del "$probe"
-if timeout 10 ip netns list | grep -qE '^(tiercc-fabric|tiercc-d[0-9]+)( |$)'; then
-  skip "a two-tier network is already up (a benchmark running?); not touching it"
-fi
-
-trap '"$NET" down' EXIT
-"$NET" up --domains 2 --ranks-per-domain 2 --rate 1gbit || fail "cannot build the test network"
+two_tier_net_up 1gbit
 
 clean=(env)  # no tiercc variable at all, as on a cluster
 for v in $(env | sed -n 's/^\(TIERCC_[A-Z0-9_]*\)=.*/\1/p'); do clean+=(-u "$v"); done

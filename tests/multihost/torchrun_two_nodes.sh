@@ -8,35 +8,19 @@
 # root, network namespaces, torch or the tiercc backend.
 set -uo pipefail
 
-readonly SKIP=77
 readonly SRC=${1:?usage: torchrun_two_nodes.sh SOURCE_DIR BUILD_DIR}
 readonly BUILD=${2:?usage: torchrun_two_nodes.sh SOURCE_DIR BUILD_DIR}
-readonly NET=$SRC/bench/two-tier-net.sh
 readonly PY=/usr/bin/python3  # Debian's, which sees python3-torch
+# shellcheck source=../support/two_tier_net.sh
+source "$SRC/tests/support/two_tier_net.sh"
 
-skip() {
-  echo "SKIP: $*"
-  exit "$SKIP"
-}
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
-
-[[ $(id -u) -eq 0 ]] || skip "needs root to create network namespaces"
+require_netns
 [[ -d $BUILD/python/tiercc ]] ||
   skip "the PyTorch backend is not built (TIERCC_WITH_TORCH; apt-get install python3-torch libtorch-dev)"
 "$PY" -c 'import torch.distributed.run' 2>/dev/null || skip "$PY cannot import torch.distributed.run"
-probe=tiercc-probe-$$
-timeout 10 ip netns add "$probe" 2>/dev/null || skip "'ip netns add' fails here (no netns support or no permission)"
-timeout 10 ip netns del "$probe"
-if timeout 10 ip netns list | grep -qE '^(tiercc-fabric|tiercc-d[0-9]+)( |$)'; then
-  skip "a two-tier network is already up (a benchmark running?); not touching it"
-fi
-
 logs=$(mktemp -d)
-trap '"$NET" down; rm -rf "$logs"' EXIT
-"$NET" up --domains 2 --ranks-per-domain 2 --rate 1gbit || fail "cannot build the test network"
+on_exit='rm -rf "$logs"'
+two_tier_net_up 1gbit
 
 clean=(env PYTHONPATH="$BUILD/python" OMP_NUM_THREADS=1)
 for v in $(env | sed -n 's/^\(TIERCC_[A-Z0-9_]*\|MASTER_ADDR\|MASTER_PORT\|RANK\|WORLD_SIZE\|LOCAL_RANK\)=.*/\1/p'); do
