@@ -9,10 +9,13 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <boost/asio.hpp>
 #include <map>
 #include <mutex>
-#include <utility>  // before Asio: Boost 1.74 awaitable.hpp needs std::exchange under C++20
+// <utility> before Asio: Boost 1.74's awaitable.hpp needs std::exchange under C++20.
+// clang-format off
+#include <utility>
+#include <boost/asio.hpp>
+// clang-format on
 
 #include "bootstrap/store.hpp"
 #include "core/errors.hpp"
