@@ -110,7 +110,8 @@ class Communicator {
   /// domain spans hosts) or "cuda-ipc".
   std::string scaleUpName() const;
   /// Where this rank's scale-out traffic leaves (its NIC: one per rail), for diagnostics:
-  /// "tcp: 198.18.1.1:40123 (rail1, TIERCC_SOCKET_IFNAME=rail* for local rank 1)".
+  /// "198.18.1.1:40123 (rail1, TIERCC_SOCKET_IFNAME=rail* for local rank 1)" for TCP, the device,
+  /// port and GID for ibverbs, the devices UCX may use for UCX.
   std::string scaleOutEndpoint() const;
 
   /// recv = op over all ranks of send (count elements). In place when send == recv.

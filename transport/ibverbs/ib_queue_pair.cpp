@@ -66,7 +66,8 @@ void connectRcQp(ibv_qp* qp, const DeviceChoice& choice, std::uint32_t localPsn,
                  const QpTuning& tuning, const std::string& peer) {
   if (remote.linkLayerIb != (choice.linkLayerIb ? 1 : 0))
     fail(ErrorCode::TransportError, "ibverbs: ", peer, " is on a ", remote.linkLayerIb ? "InfiniBand" : "Ethernet",
-         " port but this rank uses ", choice.describe(), "; set TIERCC_IB_DEVICE/TIERCC_IB_PORT alike on all ranks");
+         " port but this rank uses ", choice.describe(),
+         "; give every rank a device and port of the same link layer (TIERCC_IB_DEVICE, TIERCC_IB_PORT)");
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_INIT;
   attr.pkey_index = 0;
