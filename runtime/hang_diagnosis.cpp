@@ -32,14 +32,12 @@ std::string whereItIs(const Progress& p, std::int64_t nowMs) {
                 " and has not called a collective since");
 }
 
-}  // namespace
-
 // Every rank entered #seq: the hang is inside it. Who waits on whom says where: a chain of waits
 // that ends at a rank running #seq and waiting on nobody ends at the rank stuck in its step (a
 // stalled thread, a rank descheduled for seconds). The ranks waiting on it, directly or through
 // others, are the messengers; this rank's own wait has ended (it timed out), so no chain ends here.
-static void stuckInside(const Topology& topo, std::int64_t seq, const std::vector<std::optional<Progress>>& all,
-                        const std::function<void(std::string)>& name) {
+void stuckInside(const Topology& topo, std::int64_t seq, const std::vector<std::optional<Progress>>& all,
+                 const std::function<void(std::string)>& name) {
   const int n = static_cast<int>(all.size());
   auto runningIt = [&](int r) {
     return r != topo.rank() && all[r] && !all[r]->hasLeft && all[r]->entered == seq &&
@@ -62,6 +60,8 @@ static void stuckInside(const Topology& topo, std::int64_t seq, const std::vecto
                 " wait on it, directly or through others)"));
   }
 }
+
+}  // namespace
 
 std::string rankRanges(const std::vector<int>& ranks) {
   std::string out;

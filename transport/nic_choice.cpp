@@ -33,10 +33,9 @@ std::string interfacesHere(const std::vector<std::pair<std::string, std::string>
 // The IPv4 address of the interface TIERCC_SOCKET_IFNAME gives this local rank.
 std::string addressByName(const std::string& list, int localRank, std::string& why) {
   const auto all = ipv4Interfaces();
-  std::vector<std::pair<std::string, std::string>> candidates;
-  std::string wanted;
   if (list.find(',') == std::string::npos && list.size() > 1 && list.back() == '*') {
     const std::string prefix = list.substr(0, list.size() - 1);
+    std::vector<std::pair<std::string, std::string>> candidates;
     for (const auto& i : all)
       if (i.first.rfind(prefix, 0) == 0) candidates.push_back(i);
     std::sort(candidates.begin(), candidates.end());
@@ -50,7 +49,7 @@ std::string addressByName(const std::string& list, int localRank, std::string& w
     why = concat(chosen.first, ", TIERCC_SOCKET_IFNAME=", list, " for local rank ", localRank);
     return chosen.second;
   }
-  wanted = entryForLocalRank(list, localRank, "TIERCC_SOCKET_IFNAME");
+  const std::string wanted = entryForLocalRank(list, localRank, "TIERCC_SOCKET_IFNAME");
   for (const auto& i : all)
     if (i.first == wanted) {
       why = concat(wanted, ", TIERCC_SOCKET_IFNAME=", list, " for local rank ", localRank);
