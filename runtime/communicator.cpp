@@ -304,14 +304,15 @@ void Communicator::Impl::countStopped() {
 // A rank that raises on a failure usually destroys its communicator and exits at once. On the
 // store's host that would take the store, and with it the verdict, from the survivors still
 // reading it: they would name the store's host instead of the failed rank. So the host waits
-// until every rank but one (the failed one) has stopped, at most a heartbeat timeout and a
-// period, the bound in which every survivor's detector hears the verdict.
+// until every rank has stopped, at most a heartbeat timeout and a period, the bound in which
+// every survivor's detector hears the verdict. Every rank, not all but one: a failed rank that
+// lives on (a stall, an error) counts itself too, and one survivor would be left reading.
 void Communicator::Impl::lingerForSurvivors() {
   if (!setup_.hostedServer || setup_.size < 2 || heartbeatTimeout_.count() == 0) return;
   const Deadline deadline = Deadline::after(heartbeatTimeout_ + heartbeatPeriod_);
   Store& store = quickStore_ ? *quickStore_ : *store_;
   try {
-    while (store.add(kStoppedKey, 0) < setup_.size - 1) {
+    while (store.add(kStoppedKey, 0) < setup_.size) {
       if (deadline.expired()) {
         TIERCC_LOG(Info, Init) << "communicator teardown: not every survivor stopped within "
                                << (heartbeatTimeout_ + heartbeatPeriod_).count() << " ms; closing the store anyway";
