@@ -46,6 +46,14 @@ std::string Topology::describe() const {
   return out.str();
 }
 
+std::vector<int> Topology::railPeers() const {
+  std::vector<int> out;
+  for (int d = 0; d < numDomains(); ++d)
+    if (d != domain() && localRank() < domainSize(d)) out.push_back(rankAt(d, localRank()));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::string Topology::nameRank(int r) const {
   return concat("rank ", r, " (domain ", domainOf_[r], ", local rank ", localRankOf_[r], ")");
 }

@@ -29,6 +29,9 @@ class Topology {
   int minDomainSize() const { return minDomainSize_; }
   /// The rank with local rank `localRank` in `domain`.
   int rankAt(int domain, int localRank) const { return members_[domain][localRank]; }
+  /// This rank's rail peers: its local rank in every other domain that has one, in rank order.
+  /// Symmetric (a rank is its rail peers' rail peer): the scale-out pairs every plan uses.
+  std::vector<int> railPeers() const;
   /// True when every domain has the same size.
   bool uniform() const;
   /// "2 domains x 4 ranks" or "3 domains (sizes 3,1,2)".

@@ -13,6 +13,7 @@
 #include "bootstrap/failure_detector.hpp"
 #include "bootstrap/failure_verdict.hpp"
 #include "bootstrap/store.hpp"
+#include "bootstrap/store_allgather.hpp"
 #include "bootstrap/survivor_agreement.hpp"
 #include "core/cycle_clock.hpp"
 #include "core/errors.hpp"
@@ -134,9 +135,9 @@ void Communicator::Impl::initTiers() {
   // The rank whose process hosts the store says so (rank 0 of the world; in a split, whichever
   // rank that process is), before the rank infos every rank reads.
   if (setup_.hostedServer) store_->setString("store/host-rank", std::to_string(rank));
-  store_->setString("rank/" + std::to_string(rank), mine.encode());
-  std::vector<RankInfo> all(size);
-  for (int r = 0; r < size; ++r) all[r] = RankInfo::decode(store_->getString("rank/" + std::to_string(r), deadline));
+  std::vector<RankInfo> all;
+  for (const std::string& info : allgatherThroughStore(*store_, rank, size, "rank/", mine.encode(), deadline))
+    all.push_back(RankInfo::decode(info));
   // Ranks that disagree would desynchronise or time out later: every rank stops here instead,
   // with the same message.
   for (int r = 1; r < size; ++r)
@@ -185,8 +186,8 @@ void Communicator::Impl::initTiers() {
     domain_ = std::make_unique<ShmDomain>(domainStore, shm);
   }
 
-  // Tier 1: collectives use the rail peers (same local rank, other domains); send/recv may
-  // address anyone, so every pair is connected.
+  // Tier 1: collectives use the rail peers (same local rank, other domains), connected now;
+  // send/recv and the flat algorithms may address anyone, connected on first use.
   sendSeq_.assign(size, 0);
   recvSeq_.assign(size, 0);
   if (size > 1) {
@@ -195,6 +196,8 @@ void Communicator::Impl::initTiers() {
     ts.worldSize = size;
     for (int r = 0; r < size; ++r)
       if (r != rank) ts.peers.push_back(r);
+    ts.connectAtInit = topo_.railPeers();
+    ts.laterStore = store_;
     ts.peerName = [this](int r) { return topo_.nameRank(r); };
     ts.deadline = deadline;
     ts.localRank = topo_.localRank();
@@ -455,14 +458,15 @@ void Communicator::Impl::abort() {
 std::unique_ptr<Communicator::Impl> Communicator::Impl::split(int color, int key) {
   const std::string tag = "split" + std::to_string(splitCount_++) + "/";
   Deadline deadline = Deadline::after(timeout_);
-  store_->setString(tag + std::to_string(topo_.rank()), std::to_string(color) + " " + std::to_string(key));
+  const std::vector<std::string> colorsAndKeys = allgatherThroughStore(
+      *store_, topo_.rank(), topo_.size(), tag, std::to_string(color) + " " + std::to_string(key), deadline);
   struct Member {
     int key, rank;
   };
   std::vector<Member> group;
   for (int r = 0; r < topo_.size(); ++r) {
     int c = 0, k = 0;
-    std::sscanf(store_->getString(tag + std::to_string(r), deadline).c_str(), "%d %d", &c, &k);
+    std::sscanf(colorsAndKeys[r].c_str(), "%d %d", &c, &k);
     if (c == color && color >= 0) group.push_back({k, r});
   }
   if (color < 0) return nullptr;

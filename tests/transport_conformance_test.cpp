@@ -36,12 +36,15 @@ struct RankTransport {
   void signal(const std::string& key) { store->setString("test/" + key, "1"); }
 };
 
-// Every rank connects to every other rank, as a communicator's rail peers would.
-RankTransport connect(const std::string& name, int rank, int n, const std::string& storeAddr) {
+// Every rank connects to every other rank, as a communicator's rail peers would; or, `later`,
+// connects to none at init and to each peer on first use, as to a communicator's other ranks.
+RankTransport connect(const std::string& name, int rank, int n, const std::string& storeAddr, bool later = false) {
   RankTransport rt;
   rt.store = test::connectJobStore(storeAddr, 10s);
-  PrefixStore netStore(rt.store, "conformance/");
+  auto netStorePtr = std::make_shared<PrefixStore>(rt.store, "conformance/");
+  PrefixStore& netStore = *netStorePtr;
   TransportSetup setup;
+  if (later) setup.laterStore = netStorePtr;
   setup.rank = rank;
   setup.worldSize = n;
   for (int p = 0; p < n; ++p)
@@ -129,6 +132,58 @@ TEST_P(TransportConformance, ConnectsFullMesh) {
     for (int p = 0; p < 3; ++p)
       if (p != rank) TIERCC_CHECK(in[p] == p * 100 + rank, "from rank " << p << " got " << in[p]);
   }, job());
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
+// Peers connected on first use: every pair's first operations are posted by both ranks at once
+// (both dial, one dial is kept), a large message follows the small one on the same connection,
+// and a rank whose peer posts its side late still completes (its dial waits for the peer).
+TEST_P(TransportConformance, ConnectsOnFirstUse) {
+  std::string name = backend();
+  constexpr int kRanks = 4;
+  constexpr std::size_t kBig = 4u << 20;
+  JobResult result = runRanks(
+      kRanks,
+      [&](int rank, const std::string& addr) {
+        RankTransport rt = connect(name, rank, kRanks, addr, /*later=*/true);
+        for (int round = 0; round < 2; ++round) {
+          const std::size_t len = round == 0 ? 64 : kBig;
+          std::vector<std::vector<std::byte>> out(kRanks), in(kRanks);
+          std::vector<TransferOp> ops;
+          ops.reserve(2 * kRanks);
+          for (int p = 0; p < kRanks; ++p) {
+            if (p == rank) continue;
+            out[p] = pattern(static_cast<std::uint64_t>(rank * kRanks + p + round * 100), len);
+            in[p].assign(len, std::byte{0});
+            ops.push_back({p, true, 9, out[p].data(), len});
+            ops.push_back({p, false, 9, in[p].data(), len});
+          }
+          for (TransferOp& op : ops) op.isSend ? rt.transport->isend(op) : rt.transport->irecv(op);
+          rt.transport->wait(pointers(ops), Deadline::after(20s), "first use");
+          for (int p = 0; p < kRanks; ++p)
+            if (p != rank)
+              TIERCC_CHECK(samePattern(in[p].data(), static_cast<std::uint64_t>(p * kRanks + rank + round * 100), len),
+                           "round " << round << ": wrong bytes from rank " << p);
+        }
+      },
+      job());
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
+TEST_P(TransportConformance, FirstUseWaitsForALatePeer) {
+  std::string name = backend();
+  JobResult result = runRanks(
+      2,
+      [&](int rank, const std::string& addr) {
+        RankTransport rt = connect(name, rank, 2, addr, /*later=*/true);
+        int value = rank == 0 ? 4242 : 0;
+        TransferOp op{1 - rank, rank == 0, 3, reinterpret_cast<std::byte*>(&value), sizeof value};
+        if (rank == 1) std::this_thread::sleep_for(300ms);  // rank 0 dials a peer not in any call yet
+        rank == 0 ? rt.transport->isend(op) : rt.transport->irecv(op);
+        rt.transport->wait({&op}, Deadline::after(20s), "late peer");
+        if (rank == 1) TIERCC_CHECK(value == 4242, "got " << value);
+      },
+      job());
   EXPECT_TRUE(result.ok()) << result.report();
 }
 

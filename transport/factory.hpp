@@ -19,7 +19,14 @@ class Store;
 struct TransportSetup {
   int rank = 0;
   int worldSize = 0;
-  std::vector<int> peers;                    ///< ranks to connect to (symmetric across ranks)
+  std::vector<int> peers;  ///< ranks this rank may address
+  /// The peers connected before creation returns, a symmetric subset of `peers` (those every plan
+  /// uses: the rails). The others connect on their first operation, through `laterStore`, so
+  /// that a job of N ranks holds O(rails) connections per rank, not N - 1.
+  std::vector<int> connectAtInit;
+  /// Where the peers connected later publish their addresses (the store passed at creation,
+  /// kept alive). Null: every peer in `peers` connects at init, and connectAtInit is ignored.
+  std::shared_ptr<Store> laterStore;
   int localRank = 0;                         ///< in its domain: which rail, so which NIC
   bool spansHosts = false;                   ///< some peer is on another host (TCP listens off loopback)
   std::function<std::string(int)> peerName;  ///< rank -> "rank 5 (domain 1, local rank 1)"
@@ -38,6 +45,8 @@ std::string defaultTransportName();
 
 /// Creates the named transport. `store` must be private to this communicator: each rank
 /// publishes its address under "net/<rank>" and reads its peers'. All ranks call it together.
+/// The first operation with a peer connected later needs that peer to make progress on this
+/// transport (any wait or test of it), as a rendezvous does.
 std::unique_ptr<Transport> createTransport(const std::string& name, Store& store, const TransportSetup& setup);
 
 }  // namespace tiercc

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 // <utility> before Asio: Boost 1.74's awaitable.hpp needs std::exchange under C++20.
@@ -23,6 +25,7 @@
 #include "core/params.hpp"
 #include "transport/nic_choice.hpp"
 #include "transport/tcp/tcp_connection.hpp"
+#include "transport/tcp/tcp_handshake.hpp"
 
 namespace tiercc {
 
@@ -33,12 +36,6 @@ using tcpnet::Connection;
 namespace {
 
 constexpr auto kPollSlice = std::chrono::milliseconds(100);
-constexpr std::uint32_t kHelloMagic = 0x4f4c4548;  // "HELO"
-
-struct Hello {
-  std::uint32_t magic;
-  std::int32_t rank;
-};
 
 // A registered range. TCP needs no pinning: the id lets an incoming write find the memory.
 class TcpRegion final : public MemoryRegion {
@@ -59,53 +56,6 @@ class TcpRegion final : public MemoryRegion {
   std::byte* data_;
   std::size_t size_;
 };
-
-bool pollOne(int fd, short events, Deadline deadline) {
-  pollfd p{fd, events, 0};
-  int ms = static_cast<int>(std::min<std::int64_t>(deadline.remaining().count(), 1000));
-  return ::poll(&p, 1, std::max(ms, 1)) > 0;
-}
-
-// A blocking connect would wait for the kernel's SYN retries (minutes) on a blackholed
-// address: connect without blocking and wait for the outcome until the setup deadline.
-void connectWithin(tcp::socket& s, const tcp::endpoint& to, Deadline deadline, const std::string& who) {
-  boost::system::error_code ec;
-  s.open(to.protocol(), ec);
-  if (!ec) s.non_blocking(true, ec);
-  if (ec) fail(ErrorCode::SystemError, "scale-out setup: socket for ", who, ": ", ec.message());
-  s.connect(to, ec);
-  if (ec == asio::error::in_progress || ec == asio::error::would_block) {
-    while (!pollOne(s.native_handle(), POLLOUT, deadline))
-      if (deadline.expired())
-        fail(ErrorCode::Timeout, "scale-out setup: timed out connecting to ", who, " at ", to.address().to_string(), ":",
-             to.port());
-    int err = 0;
-    socklen_t len = sizeof(err);
-    getsockopt(s.native_handle(), SOL_SOCKET, SO_ERROR, &err, &len);
-    ec = err ? boost::system::error_code(err, boost::system::system_category()) : boost::system::error_code();
-  }
-  if (ec)
-    fail(ErrorCode::TransportError, "scale-out setup: cannot connect to ", who, " at ", to.address().to_string(), ":",
-         to.port(), ": ", ec.message());
-  s.non_blocking(false, ec);  // the hello below is written with a blocking write
-}
-
-void readExactly(tcp::socket& s, void* buf, std::size_t len, Deadline deadline) {
-  std::size_t got = 0;
-  while (got < len) {
-    ssize_t n = ::recv(s.native_handle(), static_cast<char*>(buf) + got, len - got, MSG_DONTWAIT);
-    if (n > 0) {
-      got += static_cast<std::size_t>(n);
-    } else if (n == 0) {
-      fail(ErrorCode::PeerFailure, "scale-out setup: a connecting peer closed the connection");
-    } else if (errno == EAGAIN || errno == EINTR) {
-      if (deadline.expired()) fail(ErrorCode::Timeout, "scale-out setup: timed out reading a peer's hello");
-      pollOne(s.native_handle(), POLLIN, deadline);
-    } else {
-      failErrno("scale-out setup: recv");
-    }
-  }
-}
 
 class TcpTransport final : public Transport, private tcpnet::RegionTable {
  public:
@@ -130,13 +80,23 @@ class TcpTransport final : public Transport, private tcpnet::RegionTable {
  private:
   std::byte* resolve(std::uint64_t id, std::uint64_t offset, std::uint64_t len) override;
   Connection& connection(int peer, const char* op);
-  void connectAll(tcp::acceptor& acceptor, Store& store, const TransportSetup& setup);
+  Connection& connectionEntry(int peer);
+  void connectAtInit(Store& store, const TransportSetup& setup);
+  void dial(int peer, Store& store, Deadline deadline);
+  void progressHandshakes();
   void progressAll();
   void throwIfFailed(const TransferOp& op, const std::string& what);
   void sleepUntilReady(Deadline deadline);
 
   asio::io_context io_;
-  std::map<int, Connection> conns_;
+  const int rank_;
+  std::function<std::string(int)> peerName_;
+  std::shared_ptr<Store> laterStore_;       // null: every peer connected at init
+  std::chrono::milliseconds laterTimeout_;  // a later peer's address must be in the store this soon
+  std::vector<bool> addressable_;           // rank -> may be addressed
+  std::unique_ptr<tcpnet::Handshakes> handshakes_;
+  std::mutex socketsMutex_;          // the handshakes and new sockets, against abort()
+  std::map<int, Connection> conns_;  // peers addressed so far
   std::mutex regionsMutex_;  // registration may come from another thread than progress
   std::map<std::uint64_t, std::weak_ptr<TcpRegion>> regions_;
   std::uint64_t nextRegion_ = 1;
@@ -145,9 +105,15 @@ class TcpTransport final : public Transport, private tcpnet::RegionTable {
   std::atomic<bool> aborted_{false};
 };
 
-TcpTransport::TcpTransport(Store& store, const TransportSetup& setup) {
+TcpTransport::TcpTransport(Store& store, const TransportSetup& setup)
+    : rank_(setup.rank),
+      peerName_(setup.peerName),
+      laterStore_(setup.laterStore),
+      laterTimeout_(std::chrono::duration_cast<std::chrono::milliseconds>(setup.deadline.remaining())),
+      addressable_(static_cast<std::size_t>(setup.worldSize), false) {
   wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wakeFd_ < 0) failErrno("eventfd");
+  for (int peer : setup.peers) addressable_.at(static_cast<std::size_t>(peer)) = true;
   std::string why;
   const std::string address = tcpListenAddress(setup.localRank, setup.spansHosts, why);
   boost::system::error_code ec;
@@ -164,54 +130,62 @@ TcpTransport::TcpTransport(Store& store, const TransportSetup& setup) {
   if (local.address().is_v6()) host = "[" + host + "]";
   store.setString("net/" + std::to_string(setup.rank), host + ":" + std::to_string(local.port()));
   endpoint_ = concat(host, ":", local.port(), " (", why, ")");
+  handshakes_ = std::make_unique<tcpnet::Handshakes>(io_, std::move(acceptor), setup.rank, setup.worldSize);
   TIERCC_LOG(Info, Net) << "tcp transport listens on " << endpoint_;
-  connectAll(acceptor, store, setup);
-  TIERCC_LOG(Info, Net) << "tcp transport connected to " << conns_.size() << " peer(s)";
+  connectAtInit(store, setup);
 }
 
-void TcpTransport::connectAll(tcp::acceptor& acceptor, Store& store, const TransportSetup& setup) {
-  int toAccept = 0;
-  for (int peer : setup.peers) {
-    Connection& c = conns_[peer];
-    c.peer = peer;
-    c.name = setup.peerName ? setup.peerName(peer) : concat("rank ", peer);
-    if (peer < setup.rank) {
-      ++toAccept;
-      continue;
+// Every rank is in init together: the lower rank of each pair dials and the higher one accepts,
+// one connect per pair. Peers connected later may dial from either side (tcp_handshake.hpp).
+void TcpTransport::connectAtInit(Store& store, const TransportSetup& setup) {
+  const std::vector<int>& atInit = laterStore_ ? setup.connectAtInit : setup.peers;
+  std::vector<int> waiting;
+  for (int peer : atInit) {
+    {
+      std::lock_guard<std::mutex> lock(socketsMutex_);
+      connectionEntry(peer);
     }
-    std::string host;
-    std::uint16_t port = 0;
-    parseHostPort(store.getString("net/" + std::to_string(peer), setup.deadline), host, port);
-    c.socket = std::make_unique<tcp::socket>(io_);
-    connectWithin(*c.socket, tcp::endpoint(asio::ip::make_address(host), port), setup.deadline, c.name);
-    boost::system::error_code ec;
-    c.socket->set_option(tcp::no_delay(true));
-    Hello hello{kHelloMagic, setup.rank};
-    asio::write(*c.socket, asio::buffer(&hello, sizeof(hello)), ec);
-    if (ec) fail(ErrorCode::TransportError, "scale-out setup: hello to ", c.name, ": ", ec.message());
-    c.socket->non_blocking(true);
+    if (peer > rank_) dial(peer, store, setup.deadline);
+    waiting.push_back(peer);
   }
-  acceptor.non_blocking(true);
-  while (toAccept > 0) {
-    auto sock = std::make_unique<tcp::socket>(io_);
-    boost::system::error_code ec;
-    acceptor.accept(*sock, ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) {
-      if (setup.deadline.expired())
-        fail(ErrorCode::Timeout, "scale-out setup: timed out waiting for ", toAccept, " lower-ranked peer(s) to connect");
-      pollOne(acceptor.native_handle(), POLLIN, setup.deadline);
-      continue;
+  while (true) {
+    progressHandshakes();
+    std::size_t settled = 0;
+    for (int peer : waiting) {
+      const Connection& c = conns_.at(peer);
+      if (!c.error.empty()) fail(c.errorCode, "scale-out setup: ", c.error);
+      settled += c.socket ? 1 : 0;
     }
-    if (ec) fail(ErrorCode::TransportError, "scale-out setup: accept: ", ec.message());
-    sock->set_option(tcp::no_delay(true));
-    sock->non_blocking(true);
-    Hello hello{};
-    readExactly(*sock, &hello, sizeof(hello), setup.deadline);
-    auto it = conns_.find(hello.rank);
-    if (hello.magic != kHelloMagic || it == conns_.end() || hello.rank >= setup.rank || it->second.socket)
-      fail(ErrorCode::TransportError, "scale-out setup: unexpected hello (magic ", hello.magic, ", rank ", hello.rank, ")");
-    it->second.socket = std::move(sock);
-    --toAccept;
+    if (settled == waiting.size()) break;
+    if (setup.deadline.expired())
+      fail(ErrorCode::Timeout, "scale-out setup: timed out connecting to ", waiting.size() - settled, " of ",
+           waiting.size(), " peer(s)");
+    sleepUntilReady(setup.deadline);
+  }
+  TIERCC_LOG(Info, Net) << "tcp transport connected to " << waiting.size() << " peer(s) at init"
+                        << (laterStore_ ? "; the others connect on first use" : "");
+}
+
+void TcpTransport::dial(int peer, Store& store, Deadline deadline) {
+  std::string host;
+  std::uint16_t port = 0;
+  parseHostPort(store.getString("net/" + std::to_string(peer), deadline), host, port);
+  std::lock_guard<std::mutex> lock(socketsMutex_);
+  handshakes_->dial(peer, tcp::endpoint(asio::ip::make_address(host), port), conns_.at(peer).name);
+}
+
+// Installs the sockets the handshakes settled on; a failed dial poisons its connection.
+void TcpTransport::progressHandshakes() {
+  std::lock_guard<std::mutex> lock(socketsMutex_);
+  if (aborted_.load()) return;
+  for (auto& outcome : handshakes_->progress()) {
+    Connection& c = connectionEntry(outcome.peer);
+    if (outcome.socket) {
+      c.socket = std::move(outcome.socket);
+      TIERCC_LOG(Trace, Net) << "tcp: connected to " << c.name;
+    } else {
+      c.poison(outcome.code, outcome.error);
+    }
   }
 }
 
@@ -219,12 +193,33 @@ TcpTransport::~TcpTransport() {
   if (wakeFd_ >= 0) ::close(wakeFd_);
 }
 
-Connection& TcpTransport::connection(int peer, const char* op) {
-  auto it = conns_.find(peer);
-  if (it == conns_.end())
-    fail(ErrorCode::InvalidArgument, "tcp transport: ", op, " with rank ", peer, ", which is not a connected peer");
-  if (!it->second.error.empty()) fail(it->second.errorCode, it->second.error);
+// Callers hold socketsMutex_: abort() walks the map from any thread.
+Connection& TcpTransport::connectionEntry(int peer) {
+  auto [it, added] = conns_.try_emplace(peer);
+  if (added) {
+    it->second.peer = peer;
+    it->second.name = peerName_ ? peerName_(peer) : concat("rank ", peer);
+  }
   return it->second;
+}
+
+// The connection an operation with `peer` goes on; the first operation dials a peer that is not
+// connected yet (its messages queue until the handshake settles).
+Connection& TcpTransport::connection(int peer, const char* op) {
+  if (peer < 0 || static_cast<std::size_t>(peer) >= addressable_.size() ||
+      !addressable_[static_cast<std::size_t>(peer)])
+    fail(ErrorCode::InvalidArgument, "tcp transport: ", op, " with rank ", peer,
+         ", which is not a peer of this transport");
+  Connection* c = nullptr;
+  bool needsDial = false;
+  {
+    std::lock_guard<std::mutex> lock(socketsMutex_);
+    c = &connectionEntry(peer);
+    needsDial = !c->socket && laterStore_ && !handshakes_->settled(peer) && !handshakes_->dialing(peer);
+  }
+  if (!c->error.empty()) fail(c->errorCode, c->error);
+  if (needsDial) dial(peer, *laterStore_, Deadline::after(laterTimeout_));
+  return *c;
 }
 
 void TcpTransport::isend(TransferOp& op) {
@@ -298,7 +293,9 @@ void TcpTransport::inotify(TransferOp& op) {
 }
 
 void TcpTransport::progressAll() {
-  for (auto& [peer, c] : conns_) c.progress(*this);
+  progressHandshakes();
+  for (auto& [peer, c] : conns_)
+    if (c.socket) c.progress(*this);
 }
 
 void TcpTransport::throwIfFailed(const TransferOp& op, const std::string& what) {
@@ -327,6 +324,10 @@ void TcpTransport::sleepUntilReady(Deadline deadline) {
     short ev = static_cast<short>((c.sends.empty() ? 0 : POLLOUT) | (stalled ? 0 : POLLIN));
     fds.push_back({c.fd(), ev, 0});
   }
+  {
+    std::lock_guard<std::mutex> lock(socketsMutex_);
+    handshakes_->addPollFds(fds);
+  }
   fds.push_back({wakeFd_, POLLIN, 0});
   int ms = static_cast<int>(std::min(deadline.remaining(), std::chrono::milliseconds(kPollSlice)).count());
   ::poll(fds.data(), fds.size(), std::max(ms, 1));
@@ -346,8 +347,9 @@ void TcpTransport::wait(const std::vector<TransferOp*>& ops, Deadline deadline, 
       for (TransferOp* op : ops) {
         if (op->complete) continue;
         Connection& c = conns_.at(op->peer);
-        std::string detail = concat(op->isSend ? "sending to " : "receiving from ", c.name, ", ", op->doneBytes,
-                                    " of ", op->len, " bytes moved");
+        std::string detail =
+            concat(op->isSend ? "sending to " : "receiving from ", c.name, ", ", op->doneBytes, " of ", op->len,
+                   " bytes moved", c.socket ? "" : " (not connected yet: the peer never answered this rank's dial)");
         // The peer may still send the rest: this connection's byte stream can't be trusted now.
         c.poison(ErrorCode::Timeout, concat("an earlier operation with ", c.name, " timed out; the connection is unusable"));
         fail(ErrorCode::Timeout, what, ": timed out on the scale-out tier (tcp) ", detail);
@@ -360,8 +362,12 @@ void TcpTransport::wait(const std::vector<TransferOp*>& ops, Deadline deadline, 
 void TcpTransport::abort() {
   aborted_.store(true);
   // Peers waiting on us see the connection close at once rather than at their deadline.
-  for (auto& [peer, c] : conns_)
-    if (c.socket) ::shutdown(c.fd(), SHUT_RDWR);
+  {
+    std::lock_guard<std::mutex> lock(socketsMutex_);
+    for (auto& [peer, c] : conns_)
+      if (c.socket) ::shutdown(c.fd(), SHUT_RDWR);
+    handshakes_->shutdownAll();
+  }
   std::uint64_t one = 1;
   ssize_t ignored = ::write(wakeFd_, &one, sizeof(one));
   (void)ignored;
