@@ -6,6 +6,7 @@
 #include <ucs/debug/log_def.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
@@ -58,19 +59,28 @@ ucs_log_func_rc_t quietSelection(const char* file, unsigned, const char*, ucs_lo
 }  // namespace
 
 UcxTransport::UcxTransport(Store& store, const TransportSetup& setup)
-    : context_(std::make_shared<UcxContext>()), regions_(context_), rank_(setup.rank) {
+    : context_(std::make_shared<UcxContext>()),
+      regions_(context_),
+      rank_(setup.rank),
+      self_(ProcessIdentity::self()),
+      peerName_(setup.peerName),
+      addressable_(static_cast<std::size_t>(std::max(setup.worldSize, 0)), false),
+      laterStore_(setup.laterStore),
+      laterTimeout_(std::chrono::duration_cast<std::chrono::milliseconds>(setup.deadline.remaining())) {
   TIERCC_REQUIRE_ARG(setup.worldSize <= kMaxRanks, "ucx transport: at most ", kMaxRanks, " ranks, got ", setup.worldSize);
+  for (int peer : setup.peers) addressable_.at(static_cast<std::size_t>(peer)) = true;
   wakeFd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wakeFd_ < 0) failErrno("eventfd");
   try {
     createWorker();
-    connectPeers(store, setup);
-    awaitWireup(store, setup);
+    publishAddress(store);
+    connectAtInit(store, setup);
   } catch (...) {
     closeAll();
     throw;
   }
-  TIERCC_LOG(Info, Net) << "ucx transport connected to " << peers_.size() << " peer(s)";
+  TIERCC_LOG(Info, Net) << "ucx transport connected to " << peers_.size() << " peer(s)"
+                        << (laterStore_ ? "; the others connect on first use" : "");
 }
 
 UcxTransport::~UcxTransport() { closeAll(); }
@@ -85,34 +95,56 @@ void UcxTransport::createWorker() {
   if (status != UCS_OK) fail(ErrorCode::TransportError, "ucx transport: ucp_worker_get_efd: ", statusText(status));
 }
 
-void UcxTransport::connectPeers(Store& store, const TransportSetup& setup) {
+// Every rank publishes its worker address and process before it connects to anyone, so a peer
+// connected later finds both in the store.
+void UcxTransport::publishAddress(Store& store) {
   ucp_address_t* address = nullptr;
   std::size_t addressBytes = 0;
   ucs_status_t status = ucp_worker_get_address(worker_, &address, &addressBytes);
   if (status != UCS_OK) fail(ErrorCode::TransportError, "ucx transport: ucp_worker_get_address: ", statusText(status));
   const auto* bytes = reinterpret_cast<const std::uint8_t*>(address);
-  store.set("net/" + std::to_string(setup.rank), Bytes(bytes, bytes + addressBytes));
+  store.set("net/" + std::to_string(rank_), Bytes(bytes, bytes + addressBytes));
   ucp_worker_release_address(worker_, address);
+  store.setString("proc/" + std::to_string(rank_), self_.serialize());
+}
 
-  ProcessIdentity me = ProcessIdentity::self();
-  store.setString("proc/" + std::to_string(setup.rank), me.serialize());
-  for (int rank : setup.peers) {
-    Peer& peer = peers_[rank];
-    peer.transport = this;
-    peer.rank = rank;
-    peer.name = setup.peerName ? setup.peerName(rank) : concat("rank ", rank);
-    createEndpoint(peer, store.get("net/" + std::to_string(rank), setup.deadline));
-    if (peer.errorHandling) continue;
-    auto process = ProcessIdentity::parse(store.getString("proc/" + std::to_string(rank), setup.deadline));
-    if (process && process->bootId == me.bootId) {
-      peer.process = process;
-      TIERCC_LOG(Info, Net) << "ucx transport: no transport to " << peer.name
-                            << " detects peer failure (shared memory in UCX 1.13); watching its process instead";
-    } else {
-      TIERCC_LOG(Warn, Net) << "ucx transport: no transport to " << peer.name
-                            << " detects peer failure: if it dies, waits on it end at their deadline";
-    }
+// The rail peers (or every peer, without a store for later ones) get endpoints now and are wired
+// up before init returns; the rest get theirs on their first operation (usablePeer).
+void UcxTransport::connectAtInit(Store& store, const TransportSetup& setup) {
+  const std::vector<int>& atInit = laterStore_ ? setup.connectAtInit : setup.peers;
+  for (int rank : atInit) {
+    TIERCC_REQUIRE_ARG(rank >= 0 && rank < setup.worldSize && addressable_[static_cast<std::size_t>(rank)],
+                       "ucx transport: init peer ", rank, " is not among the peers");
+    Contact contact = fetchContact(store, rank, setup.deadline);
+    std::lock_guard<std::mutex> lock(mutex_);
+    addPeer(rank, contact);
   }
+  awaitWireup(store, setup, atInit);
+}
+
+UcxTransport::Contact UcxTransport::fetchContact(Store& store, int rank, Deadline deadline) {
+  Contact contact;
+  contact.address = store.get("net/" + std::to_string(rank), deadline);
+  contact.process = ProcessIdentity::parse(store.getString("proc/" + std::to_string(rank), deadline));
+  return contact;
+}
+
+Peer& UcxTransport::addPeer(int rank, const Contact& contact) {
+  Peer& peer = peers_[rank];
+  peer.transport = this;
+  peer.rank = rank;
+  peer.name = peerName_ ? peerName_(rank) : concat("rank ", rank);
+  createEndpoint(peer, contact.address);
+  if (peer.errorHandling) return peer;
+  if (contact.process && contact.process->bootId == self_.bootId) {
+    peer.process = contact.process;
+    TIERCC_LOG(Info, Net) << "ucx transport: no transport to " << peer.name
+                          << " detects peer failure (shared memory in UCX 1.13); watching its process instead";
+  } else {
+    TIERCC_LOG(Warn, Net) << "ucx transport: no transport to " << peer.name
+                          << " detects peer failure: if it dies, waits on it end at their deadline";
+  }
+  return peer;
 }
 
 // With error handling first (a dead peer fails its requests); where no transport to the peer
@@ -125,7 +157,6 @@ void UcxTransport::createEndpoint(Peer& peer, const Bytes& address) {
   params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
   params.err_handler.cb = onEndpointError;
   params.err_handler.arg = &peer;
-  std::lock_guard<std::mutex> lock(mutex_);
   ucs_log_push_handler(quietSelection);
   ucs_status_t status = ucp_ep_create(worker_, &params, &peer.ep);
   ucs_log_pop_handler();
@@ -138,9 +169,9 @@ void UcxTransport::createEndpoint(Peer& peer, const Bytes& address) {
     fail(ErrorCode::TransportError, "scale-out setup: cannot connect to ", peer.name, " (ucx: ", statusText(status), ")");
 }
 
-// Flushes every endpoint (which completes its wireup), then waits until every peer has too,
-// progressing meanwhile so that their wireup messages to us are answered.
-void UcxTransport::awaitWireup(Store& store, const TransportSetup& setup) {
+// Flushes the endpoints of init (which completes their wireup), then waits until those peers
+// have too, progressing meanwhile so that their wireup messages to us are answered.
+void UcxTransport::awaitWireup(Store& store, const TransportSetup& setup, const std::vector<int>& ranks) {
   std::vector<TransferOp> flushes(peers_.size());
   std::vector<TransferOp*> pending;
   {
@@ -160,7 +191,7 @@ void UcxTransport::awaitWireup(Store& store, const TransportSetup& setup) {
   wait(pending, setup.deadline, "scale-out setup (ucx wireup)");
   store.setString("ready/" + std::to_string(rank_), "1");
   std::vector<std::string> keys;
-  for (auto& [rank, peer] : peers_) keys.push_back("ready/" + std::to_string(rank));
+  for (int rank : ranks) keys.push_back("ready/" + std::to_string(rank));
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     progress();
@@ -233,11 +264,30 @@ bool UcxTransport::busy() const {
   return false;
 }
 
-Peer& UcxTransport::usablePeer(int rank, const char* op) {
+// A peer not connected yet is connected here: its contact comes from the store without the lock
+// (the peer published it at its init; a late peer is waited for), then its endpoint is created,
+// and UCX wires it up as the operation progresses.
+Peer& UcxTransport::usablePeer(std::unique_lock<std::mutex>& lock, int rank, const char* op) {
   if (aborted_.load()) fail(ErrorCode::Aborted, "ucx transport: ", op, " after the communicator was aborted");
   auto it = peers_.find(rank);
-  if (it == peers_.end())
-    fail(ErrorCode::InvalidArgument, "ucx transport: ", op, " with rank ", rank, ", which is not a connected peer");
+  if (it == peers_.end()) {
+    if (!laterStore_ || rank < 0 || static_cast<std::size_t>(rank) >= addressable_.size() ||
+        !addressable_[static_cast<std::size_t>(rank)])
+      fail(ErrorCode::InvalidArgument, "ucx transport: ", op, " with rank ", rank, ", which is not a peer of this transport");
+    lock.unlock();
+    Contact contact;
+    try {
+      contact = fetchContact(*laterStore_, rank, Deadline::after(laterTimeout_));
+    } catch (const Error& e) {
+      lock.lock();
+      fail(e.code(), "ucx transport: ", op, " with ", peerName_ ? peerName_(rank) : concat("rank ", rank),
+           " (not connected yet): ", e.what());
+    }
+    lock.lock();
+    if (aborted_.load()) fail(ErrorCode::Aborted, "ucx transport: ", op, " after the communicator was aborted");
+    it = peers_.find(rank);
+    if (it == peers_.end()) return addPeer(rank, contact);
+  }
   if (!it->second.error.empty()) fail(it->second.errorCode, it->second.error);
   return it->second;
 }
@@ -294,8 +344,8 @@ void UcxTransport::settle(Pending& p) {
 }
 
 void UcxTransport::isend(TransferOp& op) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  Peer& peer = usablePeer(op.peer, "isend");
+  std::unique_lock<std::mutex> lock(mutex_);
+  Peer& peer = usablePeer(lock, op.peer, "isend");
   TIERCC_REQUIRE_ARG(op.buf || op.len == 0, "isend: null buffer");
   Pending& p = newPending(Pending::Type::Send, op, peer);
   p.seq = peer.sendSeq++;
@@ -307,8 +357,8 @@ void UcxTransport::isend(TransferOp& op) {
 }
 
 void UcxTransport::irecv(TransferOp& op) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  Peer& peer = usablePeer(op.peer, "irecv");
+  std::unique_lock<std::mutex> lock(mutex_);
+  Peer& peer = usablePeer(lock, op.peer, "irecv");
   TIERCC_REQUIRE_ARG(op.buf || op.len == 0, "irecv: null buffer");
   Pending& p = newPending(Pending::Type::Recv, op, peer);
   p.seq = peer.recvSeq++;
@@ -345,8 +395,8 @@ ucp_rkey_h UcxTransport::remoteKey(Peer& peer, const Bytes& packed) {
 // The data goes first (put, then a flush that completes once it is in the peer's memory); the
 // notification follows from finish() when the flush completes.
 void UcxTransport::iwrite(WriteOp& op) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  Peer& peer = usablePeer(op.peer, "iwrite");
+  std::unique_lock<std::mutex> lock(mutex_);
+  Peer& peer = usablePeer(lock, op.peer, "iwrite");
   RemoteRegion remote = parseDescriptor(op.remote);
   TIERCC_REQUIRE_ARG(op.remoteOffset <= remote.size && op.len <= remote.size - op.remoteOffset, "iwrite: ", op.len,
                      " bytes at offset ", op.remoteOffset, " exceed the remote region of ", remote.size, " bytes");
@@ -371,8 +421,8 @@ void UcxTransport::sendNotification(Pending& p) {
 }
 
 void UcxTransport::inotify(TransferOp& op) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  Peer& peer = usablePeer(op.peer, "inotify");
+  std::unique_lock<std::mutex> lock(mutex_);
+  Peer& peer = usablePeer(lock, op.peer, "inotify");
   Pending& p = newPending(Pending::Type::Notify, op, peer);
   p.seq = peer.notifySeq++;
   ucp_tag_recv_info_t info{};

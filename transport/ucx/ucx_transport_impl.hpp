@@ -1,5 +1,6 @@
 // The UCX transport's state (see ucx_transport.hpp): peers with their endpoints and sequence
-// numbers, and one Pending record per posted operation that tracks its ucp requests. Records
+// numbers (the rail peers from init, the others from their first operation), and one Pending
+// record per posted operation that tracks its ucp requests. Records
 // outlive a failed operation until UCX is done with its requests, so no callback ever touches
 // an operation the caller may already have freed.
 #pragma once
@@ -7,6 +8,8 @@
 #include <ucp/api/ucp.h>
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <deque>
 #include <map>
 #include <memory>
@@ -84,14 +87,23 @@ class UcxTransport final : public Transport {
  private:
   // Setup and teardown (ucx_transport.cpp).
   void createWorker();
-  void connectPeers(Store& store, const TransportSetup& setup);
-  void awaitWireup(Store& store, const TransportSetup& setup);
+  void publishAddress(Store& store);
+  void connectAtInit(Store& store, const TransportSetup& setup);
+  void awaitWireup(Store& store, const TransportSetup& setup, const std::vector<int>& ranks);
+  // How to reach a peer and how to watch it, as it published them ("net/<rank>", "proc/<rank>").
+  struct Contact {
+    Bytes address;
+    std::optional<ProcessIdentity> process;
+  };
+  static Contact fetchContact(Store& store, int rank, Deadline deadline);
+  Peer& addPeer(int rank, const Contact& contact);  // the caller holds mutex_
   void createEndpoint(Peer& peer, const Bytes& address);
   void closeAll();
   bool busy() const;
 
-  // Posting (ucx_transport.cpp); the caller holds mutex_.
-  Peer& usablePeer(int rank, const char* op);
+  // Posting (ucx_transport.cpp); the caller holds mutex_ (usablePeer releases it while it fetches
+  // the contact of a peer connected on first use).
+  Peer& usablePeer(std::unique_lock<std::mutex>& lock, int rank, const char* op);
   Pending& newPending(Pending::Type type, TransferOp& op, Peer& peer);
   ucp_request_param_t sendParam(Pending& p);
   ucp_request_param_t recvParam(Pending& p, bool payload, ucp_tag_recv_info_t* info);
@@ -116,6 +128,11 @@ class UcxTransport final : public Transport {
   int workerFd_ = -1;
   int wakeFd_ = -1;  // eventfd: abort() wakes a rank sleeping in poll
   int rank_ = 0;
+  ProcessIdentity self_;
+  std::function<std::string(int)> peerName_;
+  std::vector<bool> addressable_;            // by rank: in setup.peers
+  std::shared_ptr<Store> laterStore_;        // null: every peer connected at init
+  std::chrono::milliseconds laterTimeout_;   // a later peer's contact must be in the store this soon
   std::mutex mutex_;  // every ucp call on the worker (thread mode SERIALIZED)
   std::map<int, Peer> peers_;
   std::unordered_map<Pending*, std::unique_ptr<Pending>> live_;
