@@ -273,7 +273,8 @@ Peer& UcxTransport::usablePeer(std::unique_lock<std::mutex>& lock, int rank, con
   if (it == peers_.end()) {
     if (!laterStore_ || rank < 0 || static_cast<std::size_t>(rank) >= addressable_.size() ||
         !addressable_[static_cast<std::size_t>(rank)])
-      fail(ErrorCode::InvalidArgument, "ucx transport: ", op, " with rank ", rank, ", which is not a peer of this transport");
+      fail(ErrorCode::InvalidArgument, "ucx transport: ", op, " with rank ", rank,
+           ", which is not a peer of this transport");
     lock.unlock();
     Contact contact;
     try {

@@ -9,12 +9,12 @@
 
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -130,9 +130,9 @@ class UcxTransport final : public Transport {
   int rank_ = 0;
   ProcessIdentity self_;
   std::function<std::string(int)> peerName_;
-  std::vector<bool> addressable_;            // by rank: in setup.peers
-  std::shared_ptr<Store> laterStore_;        // null: every peer connected at init
-  std::chrono::milliseconds laterTimeout_;   // a later peer's contact must be in the store this soon
+  std::vector<bool> addressable_;           // by rank: in setup.peers
+  std::shared_ptr<Store> laterStore_;       // null: every peer connected at init
+  std::chrono::milliseconds laterTimeout_;  // a later peer's contact must be in the store this soon
   std::mutex mutex_;  // every ucp call on the worker (thread mode SERIALIZED)
   std::map<int, Peer> peers_;
   std::unordered_map<Pending*, std::unique_ptr<Pending>> live_;
