@@ -221,8 +221,8 @@ void Communicator::Impl::initTiers() {
   // The same on every rank: the settings check made them choose the same transport.
   railMessageBytes_ = transport_ ? transport_->preferredMessageBytes() : 0;
   symmetric_ = domain_->symmetric();
-  scratch_.accumulate.resize(accumulateBytes(shm.windowBytes));
-  scratch_.receive.resize(receiveBytes(shm.windowBytes, topo_.numDomains()));
+  scratch_.accumulate.allocate(accumulateBytes(shm.windowBytes));
+  scratch_.receive.allocate(receiveBytes(shm.windowBytes, topo_.numDomains()));
 }
 
 // Heartbeats go over a connection of their own: a beat must not queue behind a blocking get.
