@@ -13,6 +13,11 @@ namespace {
 // 20 s by default: too slow for TIERCC_TIMEOUT-bounded failure reports. The user's value wins.
 constexpr const char* kKeepaliveInterval = "1s";
 
+// UCX has two shared-memory transports of one kind, posix and sysv, and every worker opens both,
+// each allocating and touching its receive pool at once; a lane uses one. Without sysv a 256-rank
+// job on 2 cores started 4 s sooner (docs/design.md). The user's UCX_TLS wins.
+constexpr const char* kTransports = "^sysv";
+
 ucp_context_h initContext(std::string& why) {
   ucp_config_t* config = nullptr;
   ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
@@ -21,6 +26,7 @@ ucp_context_h initContext(std::string& why) {
     return nullptr;
   }
   if (!std::getenv("UCX_KEEPALIVE_INTERVAL")) ucp_config_modify(config, "KEEPALIVE_INTERVAL", kKeepaliveInterval);
+  ucp_config_modify(config, "TLS", transportSelection().c_str());
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
   params.features = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
@@ -36,6 +42,11 @@ ucp_context_h initContext(std::string& why) {
 }
 
 }  // namespace
+
+std::string transportSelection() {
+  const char* asked = std::getenv("UCX_TLS");
+  return asked && *asked ? asked : kTransports;
+}
 
 std::string statusText(ucs_status_t status) {
   return concat(ucs_status_string(status), " (", static_cast<int>(status), ")");

@@ -35,4 +35,7 @@ std::optional<std::string> ucxUnavailable();
 /// "Connection reset by remote peer (-25)": UCX's text for a status, with its number.
 std::string statusText(ucs_status_t status);
 
+/// The UCX transports the context may use: the user's UCX_TLS, or tiercc's default ("^sysv").
+std::string transportSelection();
+
 }  // namespace tiercc::ucxnet
