@@ -192,16 +192,26 @@ void UcxTransport::awaitWireup(Store& store, const TransportSetup& setup, const 
   store.setString("ready/" + std::to_string(rank_), "1");
   std::vector<std::string> keys;
   for (int rank : ranks) keys.push_back("ready/" + std::to_string(rank));
+  // The store is asked again after 1, 2, 4, ... ms, at most every kReadyPollCap: every rank of
+  // the job polls it at once, and at a fixed 5 ms 256 ranks on 2 cores spent the init mostly
+  // waking up. Wireup messages from peers wake the sleep and are answered at once meanwhile.
+  constexpr auto kReadyPollCap = std::chrono::milliseconds(64);
+  auto pollEvery = std::chrono::milliseconds(1);
+  auto nextPoll = Clock::now();
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     progress();
-    lock.unlock();
-    bool everyone = store.check(keys);
-    lock.lock();
-    if (everyone) return;
+    if (Clock::now() >= nextPoll) {
+      lock.unlock();
+      bool everyone = store.check(keys);
+      lock.lock();
+      if (everyone) return;
+      nextPoll = Clock::now() + pollEvery;
+      pollEvery = std::min(pollEvery * 2, kReadyPollCap);
+    }
     if (setup.deadline.expired())
       fail(ErrorCode::Timeout, "scale-out setup (ucx): timed out waiting for peers to connect");
-    sleep(lock, setup.deadline.capped(std::chrono::milliseconds(5)));
+    sleep(lock, setup.deadline.capped(std::chrono::duration_cast<std::chrono::milliseconds>(nextPoll - Clock::now())));
   }
 }
 
@@ -438,8 +448,7 @@ void UcxTransport::inotify(TransferOp& op) {
 // UCX picks its devices and lanes itself (UCX_NET_DEVICES, UCX_TLS restrict them).
 std::string UcxTransport::endpoint() const {
   const char* devices = std::getenv("UCX_NET_DEVICES");
-  const char* tls = std::getenv("UCX_TLS");
-  return concat("UCX_NET_DEVICES=", devices && *devices ? devices : "all", " UCX_TLS=", tls && *tls ? tls : "all",
+  return concat("UCX_NET_DEVICES=", devices && *devices ? devices : "all", " UCX_TLS=", transportSelection(),
                 " (UCX chooses among them)");
 }
 
