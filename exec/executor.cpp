@@ -25,7 +25,6 @@
 namespace tiercc {
 namespace {
 
-constexpr std::uint32_t kMaxSlots = 8;
 // A call the cost model prices under this is clocked one time in eight: its steps take well
 // under a microsecond or two, where two reads of the cycle counter per step cost 3-4% of the call.
 constexpr double kAlwaysClockedSeconds = 20e-6;

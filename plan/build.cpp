@@ -43,10 +43,10 @@ std::size_t flatScratchElements(const Request& req, const Shape& s, bool withAcc
   return bytes / dataTypeSize(req.dt);
 }
 
-void beginDomainPlan(Plan& plan, const Shape& s, std::size_t capacity, std::uint32_t directNeeds, Pieces pieces,
-                     double stagedBytes) {
+void beginDomainPlan(Plan& plan, const Request& req, const Shape& s, std::size_t capacity, std::uint32_t directNeeds,
+                     Pieces pieces, double stagedBytes) {
   const bool direct = plan.path != Path::Staged;
-  cutFragments(plan, capacity, domainSlots(s));
+  cutFragments(plan, capacity, domainSlots(s, req));
   plan.rounds = direct ? Rounds::Direct : Rounds::PerFragment;
   plan.directNeeds = directNeeds;
   if (direct) {  // every rank publishes a descriptor of its buffers and reads its peers'

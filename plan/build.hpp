@@ -97,14 +97,18 @@ inline std::uint64_t insidePairs(const Shape& s) {
   return overDomains(s, [](std::uint64_t k) { return k * (k - 1); });
 }
 
-/// How every hierarchical plan begins: its fragments (`capacity` elements per block, two in
-/// flight across domains), its round protocol, and on a direct path the Agree step (with what it
+/// How every hierarchical plan begins: its fragments (`capacity` elements per block,
+/// domainSlots in flight), its round protocol, and on a direct path the Agree step (with what it
 /// reads of every rank's buffers, DirectNeeds), else the Stage step (copying `stagedBytes` into
 /// the window per call).
-void beginDomainPlan(Plan& plan, const Shape& s, std::size_t capacity, std::uint32_t directNeeds, Pieces pieces,
-                     double stagedBytes);
-/// Fragments in flight for a hierarchical plan: two across domains (the tiers overlap), else one.
-inline std::uint32_t domainSlots(const Shape& s) { return s.numDomains() > 1 ? 2 : 1; }
+void beginDomainPlan(Plan& plan, const Request& req, const Shape& s, std::size_t capacity, std::uint32_t directNeeds,
+                     Pieces pieces, double stagedBytes);
+/// Fragments in flight for a hierarchical plan: across domains (where the tiers overlap)
+/// Request::slots, 2 unless asked; inside one domain one.
+inline std::uint32_t domainSlots(const Shape& s, const Request& req) {
+  if (s.numDomains() <= 1) return 1;
+  return req.slots ? std::min(req.slots, kMaxSlots) : 2;
+}
 /// Holders raise Reduced once their pieces are in place (staged: copying `localBytes` there first).
 Step& addPublish(Plan& plan, Pieces pieces, double localBytes);
 /// Direct paths, once per call: the closing barrier (nothing on the staged path).

@@ -27,11 +27,22 @@ double stepSeconds(const Step& st, const TierModel& m) {
          st.crossMemoryReads * m.crossMemory.latencySec;
 }
 
+// A posted rail transfer is on the wire while the rank goes on with other fragments (the
+// executor runs up to Plan::slots at once). Scale-up latency is not: the rank waits on its
+// domain's flags itself.
+double inFlightSeconds(const Step& st, const TierModel& m) {
+  return st.tier == Tier::ScaleOut ? st.latencySteps * m.scaleOut.latencySec : 0;
+}
+
 Price price(const Plan& plan, const TierModel& model) {
   Price p;
   p.stepSeconds.reserve(plan.steps.size());
-  for (const Step& st : plan.steps) p.stepSeconds.push_back(stepSeconds(st, model));
-  p.seconds = plan.combine(p.stepSeconds);
+  p.inFlightSeconds.reserve(plan.steps.size());
+  for (const Step& st : plan.steps) {
+    p.stepSeconds.push_back(stepSeconds(st, model));
+    p.inFlightSeconds.push_back(inFlightSeconds(st, model));
+  }
+  p.seconds = plan.combine(p.stepSeconds, p.inFlightSeconds);
   return p;
 }
 

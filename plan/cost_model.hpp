@@ -30,10 +30,15 @@ struct TierModel {
 struct Price {
   double seconds = 0;
   std::vector<double> stepSeconds;
+  /// Of each step's time, what its posted transfers spend in flight (a scale-out step's latency),
+  /// which a pipelined plan's other fragments may hide (Plan::combine).
+  std::vector<double> inFlightSeconds;
 };
 
 /// The time of one step, and of a plan (Plan::combine of its steps').
 double stepSeconds(const Step& step, const TierModel& model);
+/// The part of stepSeconds a scale-out step's transfers spend in flight: its latency steps.
+double inFlightSeconds(const Step& step, const TierModel& model);
 Price price(const Plan& plan, const TierModel& model);
 
 }  // namespace tiercc

@@ -98,12 +98,30 @@ std::uint64_t Plan::sum(std::uint64_t Step::*field) const {
   return n;
 }
 
-double Plan::combine(const std::vector<double>& stepSeconds) const {
-  double up = 0, out = 0;
-  for (std::size_t i = 0; i < steps.size() && i < stepSeconds.size(); ++i)
-    (steps[i].tier == Tier::ScaleOut ? out : up) += stepSeconds[i];
-  if (slots <= 1 || fragments <= 1) return up + out;
-  return std::max(up, out) + std::min(up, out) / fragments;
+// A pipelined plan is a pipeline of `slots` places that its F fragments go through one after
+// another. Per fragment, the scale-up steps occupy the rank for up / F (it runs them itself and
+// waits on its domain's flags), the scale-out steps occupy the NIC for out / F, and posted
+// transfers spend inFlight / F on the wire, during which the rank runs other fragments. A
+// fragment's trip through every step takes trip = (up + out + inFlight) / F; in the steady state
+// a fragment leaves every period = max(up / F, out / F, trip / slots): the busier tier, unless
+// too few fragments are in flight to cover a trip. Filling and draining add one trip:
+//   time = (F - 1) period + trip.
+// Without latency in flight and with two slots this is max(up, out) + min(up, out) / F.
+double Plan::combine(const std::vector<double>& stepSeconds, const std::vector<double>& inFlightSeconds) const {
+  double up = 0, out = 0, inFlight = 0;
+  for (std::size_t i = 0; i < steps.size() && i < stepSeconds.size(); ++i) {
+    if (steps[i].tier != Tier::ScaleOut) {
+      up += stepSeconds[i];
+      continue;
+    }
+    const double flying = i < inFlightSeconds.size() ? std::min(inFlightSeconds[i], stepSeconds[i]) : 0;
+    out += stepSeconds[i] - flying;
+    inFlight += flying;
+  }
+  if (slots <= 1 || fragments <= 1) return up + out + inFlight;
+  const double F = fragments, trip = (up + out + inFlight) / F;
+  const double period = std::max({up / F, out / F, trip / slots});
+  return (F - 1) * period + trip;
 }
 
 std::uint64_t slowTierBound(const Request& req, const Shape& shape) {

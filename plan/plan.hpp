@@ -49,18 +49,24 @@ struct Request {
   int radix = 2;                       ///< k-nomial trees
   std::size_t windowBytes = 4u << 20;  ///< the scale-up staging window (the scratch is sized from it)
   std::size_t railMessageBytes = 0;    ///< the transport's preferred largest rail message (0: any)
+  /// Fragments in flight across domains (Plan::slots), 1 to kMaxSlots; 0: buildPlan takes 2, the
+  /// selector the depth the cost model prices fastest (plan/pipeline_depth.hpp).
+  std::uint32_t slots = 0;
   std::size_t totalBytes = 0;          ///< alltoallv: bytes the collective moves in all, every rank
   /// alltoallv, optional: bytes from rank i to rank j at [i * size + j]. With it the plan's byte
   /// counts are exact; without, they are priced from totalBytes spread evenly.
   const std::vector<std::uint64_t>* alltoallvBytes = nullptr;
 };
 
+/// The most fragments a plan keeps in flight: each has its 1/slots of the window and scratch.
+inline constexpr std::uint32_t kMaxSlots = 8;
+
 /// The scratch every communicator keeps, sized from its window (so plans know what fits).
 inline std::size_t accumulateBytes(std::size_t windowBytes) { return windowBytes; }
-/// Room for the hierarchical allreduce's two fragments in flight, each with D sub-slices that
-/// may round up by one element of up to 8 bytes.
+/// Room for the hierarchical allreduce's fragments in flight (up to kMaxSlots), each with D
+/// sub-slices that may round up by one element of up to 8 bytes.
 inline std::size_t receiveBytes(std::size_t windowBytes, int numDomains) {
-  return windowBytes + 2 * 8 * static_cast<std::size_t>(numDomains);
+  return windowBytes + kMaxSlots * 8 * static_cast<std::size_t>(numDomains);
 }
 
 /// Cross-memory reductions read each peer's part through the kernel in chunks of at most this
@@ -112,9 +118,11 @@ struct Plan {
   std::uint64_t scaleUpBytes() const { return sum(&Step::scaleUpBytes); }
   std::uint64_t scaleOutBytes() const { return sum(&Step::scaleOutBytes); }
   std::uint64_t sum(std::uint64_t Step::*field) const;  ///< over the steps
-  /// The plan's time from its steps' times: their sum, or for a pipelined plan (slots > 1)
-  /// the busier tier's steps plus one fragment's share of the other's (filling and draining).
-  double combine(const std::vector<double>& stepSeconds) const;
+  /// The plan's time from its steps' times: their sum, or for a pipelined plan (slots > 1, see
+  /// plan.cpp) its fragments in a pipeline of `slots` places. `inFlightSeconds` is the part of
+  /// each step's time its posted transfers spend in flight (scale-out latency), which other
+  /// fragments' steps may hide; missing entries are 0.
+  double combine(const std::vector<double>& stepSeconds, const std::vector<double>& inFlightSeconds = {}) const;
 };
 
 /// Lower bound on the bytes a collective must send across domains, summed over all ranks:

@@ -5,6 +5,7 @@
 
 #include "core/errors.hpp"
 #include "core/log.hpp"
+#include "plan/pipeline_depth.hpp"
 #include "plan/registry.hpp"
 
 namespace tiercc {
@@ -90,10 +91,11 @@ Algorithm Selector::decide(const Request& req) const {
   for (const AlgorithmEntry* e : algorithmsFor(req.coll)) {
     if (!unsupportedReason(e->algorithm, req, shape_).empty()) continue;
     if (e->algorithm == Algorithm::OneShot && req.coll == Collective::AllReduce && bytes > oneShotLimitBytes_) continue;
-    const Plan plan = buildPlan(e->algorithm, req, shape_);
+    const Plan plan = buildAtBestDepth(e->algorithm, req, shape_, model_);
     if (!plan.unfit.empty()) continue;
-    const double seconds = price(plan, model_).seconds;
+    const double seconds = plan.predictedSeconds;
     prices << " " << toString(e->algorithm) << "=" << seconds * 1e6 << "us";
+    if (plan.slots > 1) prices << "/" << plan.slots << "slots";
     if (!best || seconds < bestSeconds) {
       best = e;
       bestSeconds = seconds;
@@ -111,15 +113,16 @@ Algorithm Selector::decide(const Request& req) const {
 Choice Selector::build(const Request& req, bool symmetricLive) const {
   Choice choice;
   choice.algorithm = decide(req);
-  Plan staged = buildPlan(choice.algorithm, req, shape_);
-  const double stagedSeconds = staged.predictedSeconds = price(staged, model_).seconds;
+  Plan staged = buildAtBestDepth(choice.algorithm, req, shape_, model_);
+  const double stagedSeconds = staged.predictedSeconds;
+  const Request sameDepth = atDepthOf(staged, req);
   // Paths beyond staging, each only where it is cheaper, or forced (TIERCC_PATH).
   const std::pair<Path, bool> candidates[] = {{Path::ZeroCopy, symmetricLive}, {Path::CrossMemory, view_.crossMemory}};
   for (auto [path, possible] : candidates) {
     if (!possible || (view_.forced && *view_.forced != path) ||
         !supportsPath(choice.algorithm, req, shape_, path, view_.domainSize))
       continue;
-    Plan plan = buildPlan(choice.algorithm, req, shape_, path);
+    Plan plan = buildPlan(choice.algorithm, sameDepth, shape_, path);
     const double seconds = plan.predictedSeconds = price(plan, model_).seconds;
     TIERCC_LOG(Trace, Tune) << toString(req.coll) << " " << plan.bytes << " B, " << toString(path) << ": "
                             << seconds * 1e6 << "us against " << stagedSeconds * 1e6 << "us staged";

@@ -62,6 +62,7 @@ Request Communicator::Impl::requestFor(const CallArgs& a) const {
   req.root = a.root;
   req.peer = a.peer;
   req.radix = knomialRadix_;
+  req.slots = pipelineSlots_;
   req.windowBytes = windowBytes_;
   req.railMessageBytes = railMessageBytes_;
   switch (a.coll) {

@@ -65,6 +65,10 @@ Communicator::Impl::Impl(CommSetup setup) : setup_(std::move(setup)) {
   knomialRadix_ = static_cast<int>(params::getInt("TIERCC_KNOMIAL_RADIX"));
   TIERCC_REQUIRE_ARG(knomialRadix_ >= 2 && knomialRadix_ <= 16, "TIERCC_KNOMIAL_RADIX must be in [2, 16], got ",
                      knomialRadix_);
+  const std::int64_t slots = params::getInt("TIERCC_PIPELINE_SLOTS");
+  TIERCC_REQUIRE_ARG(slots >= 0 && slots <= kMaxSlots, "TIERCC_PIPELINE_SLOTS must be in [0, ", kMaxSlots,
+                     "] (0: the cost model chooses), got ", slots);
+  pipelineSlots_ = static_cast<std::uint32_t>(slots);
   algoOverrides_ = parseAlgoOverrides(params::getString("TIERCC_ALGO"));  // a bad value fails before any wait
   pathOverride_ = parsePathOverride(params::getString("TIERCC_PATH"));
   tierModel_ = tierModelFromParams();
@@ -126,12 +130,12 @@ void Communicator::Impl::initTiers() {
   const std::string scaleUpAsked = params::getString("TIERCC_SCALEUP");
   TIERCC_REQUIRE_ARG(scaleUpAsked == "auto" || scaleUpAsked == "shm" || scaleUpAsked == "emulated",
                      "TIERCC_SCALEUP must be auto, shm or emulated, got '", scaleUpAsked, "'");
-  mine.settings =
-      concat("transport=", transportName, " scaleup=", scaleUpAsked, " shm_chunk=", params::getInt("TIERCC_SHM_CHUNK"),
-             " allreduce_oneshot_bytes=", oneShotLimitBytes_, " shm_copy=", params::getString("TIERCC_SHM_COPY"),
-             " algo=", params::getString("TIERCC_ALGO"), " path=", params::getString("TIERCC_PATH"),
-             " knomial_radix=", knomialRadix_, " tune=", tierModel_.scaleUp.describe(), "/",
-             tierModel_.scaleOut.describe(), " probe=", params::getBool("TIERCC_TUNE_PROBE"));
+  mine.settings = concat(
+      "transport=", transportName, " scaleup=", scaleUpAsked, " shm_chunk=", params::getInt("TIERCC_SHM_CHUNK"),
+      " allreduce_oneshot_bytes=", oneShotLimitBytes_, " shm_copy=", params::getString("TIERCC_SHM_COPY"),
+      " algo=", params::getString("TIERCC_ALGO"), " path=", params::getString("TIERCC_PATH"),
+      " knomial_radix=", knomialRadix_, " pipeline_slots=", pipelineSlots_, " tune=", tierModel_.scaleUp.describe(),
+      "/", tierModel_.scaleOut.describe(), " probe=", params::getBool("TIERCC_TUNE_PROBE"));
   // The rank whose process hosts the store says so (rank 0 of the world; in a split, whichever
   // rank that process is), before the rank infos every rank reads.
   if (setup_.hostedServer) store_->setString("store/host-rank", std::to_string(rank));

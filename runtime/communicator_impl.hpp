@@ -138,6 +138,7 @@ class Communicator::Impl {
   CallStats callStats_;                                    // the running call's counts (capacity reused)
   std::size_t oneShotLimitBytes_ = 0;                      // TIERCC_ALLREDUCE_ONESHOT_BYTES
   int knomialRadix_ = 2;                                   // TIERCC_KNOMIAL_RADIX
+  std::uint32_t pipelineSlots_ = 0;                        // TIERCC_PIPELINE_SLOTS (0: the cost model's)
   std::size_t windowBytes_ = 0;                            // the domain's (what plans are cut to)
   std::size_t railMessageBytes_ = 0;                       // the transport's preference (Request)
   const SymmetricMemory* symmetric_ = nullptr;             // the domain's symmetric heap, if it has one

@@ -5,6 +5,7 @@
 
 #include "core/errors.hpp"
 #include "core/params.hpp"
+#include "plan/pipeline_depth.hpp"
 #include "plan/registry.hpp"
 #include "plan/selector.hpp"
 #include "sim/network.hpp"
@@ -70,6 +71,7 @@ Result exact(const Plan& plan, const Shape& s, const Cluster& c) {
   const std::size_t n = static_cast<std::size_t>(s.size());
   std::vector<double> nicOut(n), nicIn(n), upOut(n), upIn(n);
   r.railBytes.assign(s.maxDomainSize(), 0.0);
+  std::vector<double> inFlight;  // Price::inFlightSeconds, per step
   for (const Step& st : plan.steps) {
     if (flowCount(st, s) > kExactMaxFlows)
       fail(ErrorCode::InvalidArgument, "exact mode: step '", st.what, "' has ", flowCount(st, s),
@@ -104,8 +106,12 @@ Result exact(const Plan& plan, const Shape& s, const Cluster& c) {
       ++r.stepsPricedWhole;
     }
     r.stepSeconds.push_back(seconds);
+    // As the cost model has it: a scale-out step's latency is in flight (an expanded one's only if
+    // its flows crossed domains, else it was priced at the scale-up latency).
+    const bool scaleOutLatency = st.tier == Tier::ScaleOut && (!expanded || loads.crosses());
+    inFlight.push_back(scaleOutLatency ? st.latencySteps * c.scaleOut.latencySec : 0);
   }
-  r.seconds = plan.combine(r.stepSeconds);
+  r.seconds = plan.combine(r.stepSeconds, inFlight);
   auto busiest = [&](const std::vector<double>& v, const char* what, double bw) {
     const auto it = std::max_element(v.begin(), v.end());
     const int rank = static_cast<int>(it - v.begin());
@@ -133,12 +139,12 @@ Plan planFor(const std::string& algorithm, const Request& req, const Shape& shap
       why = unsupportedReason(a, req, shape);
     }
     if (!why.empty()) fail(ErrorCode::InvalidArgument, "--algo ", algorithm, ": ", why);
-    return buildPlan(a, req, shape);
+    return buildAtBestDepth(a, req, shape, cluster.tierModel());
   }
   const std::size_t oneShot =
       static_cast<std::size_t>(std::max<std::int64_t>(0, params::getInt("TIERCC_ALLREDUCE_ONESHOT_BYTES")));
   const Selector selector(shape, cluster.tierModel(), AlgoOverrides{}, oneShot);
-  return buildPlan(selector.decide(req), req, shape);
+  return buildAtBestDepth(selector.decide(req), req, shape, cluster.tierModel());
 }
 
 Result simulate(const Plan& plan, const Shape& shape, const Cluster& cluster, Mode mode) {

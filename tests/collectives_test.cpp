@@ -81,6 +81,12 @@ TEST(Collectives, UnevenThreePlusOne) { runTopology({4, 0, {5, 5, 9, 5}}, kCount
 TEST(Collectives, UnevenTwoTwoOne) { runTopology({5, 2, {}}, kCounts); }
 // A 4 KiB window: many rounds per call, with slots smaller than a block.
 TEST(Collectives, ManyRoundsSmallWindow) { runTopology({4, 2, {}}, {513, 3000}, {{"TIERCC_SHM_CHUNK", "4096"}}); }
+// Eight fragments in flight (the deepest pipeline), 2 and 5 of them in uneven domains: every
+// slot of the window and scratch reused many times over a call.
+TEST(Collectives, EightSlotsInFlight) {
+  runTopology({4, 2, {}}, {513, 3000}, {{"TIERCC_SHM_CHUNK", "8192"}, {"TIERCC_PIPELINE_SLOTS", "8"}});
+  runTopology({5, 2, {}}, {1001}, {{"TIERCC_SHM_CHUNK", "8192"}, {"TIERCC_PIPELINE_SLOTS", "4"}});
+}
 
 // On uniform domains the slow tier carries exactly the bound for each collective.
 TEST(Collectives, ScaleOutBytesAtTheBound) {

@@ -3,6 +3,7 @@
 
 #include "core/errors.hpp"
 #include "plan/cost_model.hpp"
+#include "plan/pipeline_depth.hpp"
 #include "plan/registry.hpp"
 #include "plan/selector.hpp"
 
@@ -153,6 +154,17 @@ TEST(CostModel, PipelinedPlansOverlapTheTiers) {
   EXPECT_DOUBLE_EQ(p.combine({1, 6, 3}), 6 + 4.0 / 4);
   EXPECT_DOUBLE_EQ(p.combine({5, 1, 5}), 10 + 1.0 / 4);
 
+  // Latency in flight (a posted rail step's) is hidden by the slots: per fragment up 1, out 1,
+  // in flight 4: a trip of 6; with 2 slots a fragment leaves every 3, with 8 every 1 (the tiers).
+  p.steps = {up, out};
+  p.fragments = 10;
+  EXPECT_DOUBLE_EQ(p.combine({10, 50}, {0, 40}), 9 * 3.0 + 6);
+  p.slots = 8;
+  EXPECT_DOUBLE_EQ(p.combine({10, 50}, {0, 40}), 9 * 1.0 + 6);
+  p.slots = 1;
+  EXPECT_DOUBLE_EQ(p.combine({10, 50}, {0, 40}), 60);
+  p.slots = 2;
+
   // Across domains every hierarchical collective runs half-window fragments, two in flight.
   Request r = request(Collective::AllReduce, 64u << 20);  // 256 MiB of f32
   r.windowBytes = 4u << 20;
@@ -193,6 +205,42 @@ TEST(Selector, PicksByPrice) {
       EXPECT_NE(chosen.algorithm, Algorithm::Ring) << toString(c) << " on " << name(s);
     }
   }
+}
+
+// The depth comes from the cost model: the cheapest of 2, 4 and 8 fragments in flight. With a
+// fixed window more slots cut smaller fragments, so the bytes in flight stay one window: deeper
+// pays where it shortens filling and draining. Every path of a call cuts the same fragments; a
+// depth asked for (TIERCC_PIPELINE_SLOTS) is taken as is.
+TEST(Selector, PipelineDepthFromTheCostModel) {
+  const TierModel m = clusterLike();
+  const Shape s = Shape::uniformDomains(2, 4);
+  RankView view;
+  view.domainSize = 4;
+  view.crossMemory = true;
+  view.forced = Path::CrossMemory;
+  Selector sel(s, m, parseAlgoOverrides("allreduce:hierarchical"), 0, view);
+  Request r = request(Collective::AllReduce, 16u << 20);  // 64 MiB of f32
+  const Choice& choice = sel.choose(r);
+  const Plan& staged = choice.staged();
+  ASSERT_EQ(staged.algorithm, Algorithm::Hierarchical);
+  EXPECT_EQ(staged.slots, 4u);  // 2: 32 fragments; 4: 64, each half as long to fill and drain
+  for (std::uint32_t slots : {2u, 4u, 8u}) {
+    Request at = r;
+    at.slots = slots;
+    EXPECT_LE(staged.predictedSeconds, price(buildPlan(Algorithm::Hierarchical, at, s), m).seconds) << slots;
+  }
+  ASSERT_EQ(choice.plans.size(), 2u);
+  EXPECT_EQ(choice.plans[0].path, Path::CrossMemory);
+  EXPECT_EQ(choice.plans[0].slots, staged.slots);
+  EXPECT_EQ(choice.plans[0].fragmentCount, staged.fragmentCount);
+
+  r.slots = 8;
+  const Plan asked = buildAtBestDepth(Algorithm::Hierarchical, r, s, m);
+  EXPECT_EQ(asked.slots, 8u);
+  EXPECT_EQ(asked.fragmentCount,
+            buildPlan(Algorithm::Hierarchical, request(Collective::AllReduce, 16u << 20), s).fragmentCount / 4);
+  // One fragment (a small call): depth changes nothing, and the shallowest is kept.
+  EXPECT_EQ(buildAtBestDepth(Algorithm::Hierarchical, request(Collective::AllReduce, 1024), s, m).slots, 2u);
 }
 
 TEST(Selector, OneShotLimitIsAnUpperBound) {

@@ -1,6 +1,7 @@
 // tiercc-sim: prices the runtime's own plans (collectives/plan) on a modelled cluster, from one
 // NVL72 rack to 100,000 GPUs: time, algbw and busbw, bytes per tier and per rail against the
 // slow-tier bound, and the busiest link. It has no algorithm of its own (docs/simulator.md).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -119,6 +120,12 @@ void printOne(const Options& o, const Priced& p, const Shape& s, const Cluster& 
   std::printf("  busiest up port  : %s: %s, busy %s = %s of the time\n", r.busiestScaleUp.name.c_str(),
               formatSize(r.busiestScaleUp.bytes).c_str(), duration(r.busiestScaleUp.seconds).c_str(),
               percent(r.seconds > 0 ? r.busiestScaleUp.seconds / r.seconds : 0).c_str());
+  // How close the plan comes to what its busiest link allows (the issue-16 check: within 1.2x).
+  const double busiest = std::max({r.busiestScaleUp.seconds, r.busiestScaleOut.seconds, boundT});
+  std::printf("  pipeline         : %u fragment%s of %s per block, %u in flight; %.2fx the busiest link's time\n",
+              p.plan.fragments, p.plan.fragments == 1 ? "" : "s",
+              formatSize(double(p.plan.fragmentCount * p.plan.elementBytes)).c_str(), p.plan.slots,
+              busiest > 0 ? r.seconds / busiest : 0.0);
   if (c.oversub > 1)
     std::printf("  fabric core      : busy %s (%s of the time), oversubscribed %g:1\n",
                 duration(r.fabricSeconds).c_str(), percent(r.seconds > 0 ? r.fabricSeconds / r.seconds : 0).c_str(),

@@ -25,10 +25,10 @@ void hierarchicalAllgather(Plan& plan, const Request& req, const Shape& s) {
   for (int d = 0; d < D; ++d)
     for (int j = 0; j < R; ++j) arrivals = std::max(arrivals, served[j] - railServes(s.domainSizes[d], j, R));
   const std::uint64_t B = plan.count * es;
-  std::size_t capacity = direct ? plan.count : req.windowBytes / domainSlots(s) / es / (1 + arrivals);
+  std::size_t capacity = direct ? plan.count : req.windowBytes / domainSlots(s, req) / es / (1 + arrivals);
   if (D > 1 && req.railMessageBytes)
     capacity = std::min(capacity, std::max<std::size_t>(1, req.railMessageBytes / es / ceilDiv(kmax, R)));
-  beginDomainPlan(plan, s, capacity, kNeedSend, Pieces::Blocks, double(B));
+  beginDomainPlan(plan, req, s, capacity, kNeedSend, Pieces::Blocks, double(B));
   const double F = plan.fragments;
   if (D > 1) {
     Step& rail = addStep(plan, StepKind::RailCopy, Group::Rail, "each rail's blocks to every other domain",

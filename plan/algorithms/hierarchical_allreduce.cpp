@@ -25,7 +25,8 @@ void hierarchicalAllreduce(Plan& plan, const Request& req, const Shape& s) {
   const int D = s.numDomains(), R = s.minDomainSize(), kmax = s.maxDomainSize();
   const bool across = D > 1, direct = plan.path != Path::Staged, cma = plan.path == Path::CrossMemory;
   const std::uint64_t S = plan.count * es;
-  beginDomainPlan(plan, s, across || !direct ? req.windowBytes / domainSlots(s) / es : R * (kDirectSliceBytes / es),
+  beginDomainPlan(plan, req, s,
+                  across || !direct ? req.windowBytes / domainSlots(s, req) / es : R * (kDirectSliceBytes / es),
                   kNeedSend | kNeedRecv, Pieces::Vector, double(S));
   const double F = plan.fragments;
   // What every domain reads of its ranks, once to reduce and once to gather.

@@ -18,7 +18,7 @@ void hierarchicalAlltoall(Plan& plan, const Request& req, const Shape& s) {
   const std::size_t es = dataTypeSize(req.dt), N = s.size();
   const int D = s.numDomains(), R = s.minDomainSize(), kmax = s.maxDomainSize();
   const bool direct = plan.path != Path::Staged;
-  const std::uint32_t slots = domainSlots(s);
+  const std::uint32_t slots = domainSlots(s, req);
   const std::vector<std::size_t> served = railTotals(s);
   std::size_t arrivals = 0, packed = 0;  // the most blocks any rail member receives, and sends
   for (int d = 0; d < D; ++d)
@@ -30,7 +30,7 @@ void hierarchicalAlltoall(Plan& plan, const Request& req, const Shape& s) {
   std::size_t capacity = direct ? plan.count : req.windowBytes / slots / es / (N + arrivals);
   if (packed) capacity = std::min(capacity, accumulateBytes(req.windowBytes) / slots / es / packed);
   const std::uint64_t B = plan.count * es;
-  beginDomainPlan(plan, s, capacity, kNeedSend | kNeedOutOfPlace, Pieces::Routes, double(N * B));
+  beginDomainPlan(plan, req, s, capacity, kNeedSend | kNeedOutOfPlace, Pieces::Routes, double(N * B));
   const double F = plan.fragments;
   if (D > 1) {
     Step& pack = addStep(plan, StepKind::DomainPack, Group::Domain, "one message per destination domain, packed",

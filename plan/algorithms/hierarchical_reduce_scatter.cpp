@@ -17,7 +17,7 @@ void hierarchicalReduceScatter(Plan& plan, const Request& req, const Shape& s) {
   const std::size_t es = dataTypeSize(req.dt), N = s.size();
   const int D = s.numDomains(), R = s.minDomainSize(), kmax = s.maxDomainSize();
   const bool across = D > 1, direct = plan.path != Path::Staged;
-  const std::uint32_t slots = domainSlots(s);
+  const std::uint32_t slots = domainSlots(s, req);
   const std::size_t results = ceilDiv(kmax, R);  // blocks a rail member holds for its domain's owners
   const std::size_t handled =
       overDomains(s, [&](std::uint64_t k) { return railServes(k, 0, R); });  // rail 0's, the most
@@ -30,7 +30,7 @@ void hierarchicalReduceScatter(Plan& plan, const Request& req, const Shape& s) {
     }
   }
   const std::uint64_t B = plan.count * es;
-  beginDomainPlan(plan, s, capacity, kNeedSend, Pieces::Blocks, double(N * B));
+  beginDomainPlan(plan, req, s, capacity, kNeedSend, Pieces::Blocks, double(N * B));
   const double F = plan.fragments;
 
   Step& reduce =

@@ -31,7 +31,8 @@ void hierarchicalBroadcast(Plan& plan, const Request& req, const Shape& s) {
   const int D = s.numDomains(), R = s.minDomainSize();
   const bool direct = plan.path != Path::Staged;
   const std::uint64_t S = plan.count * es;
-  beginDomainPlan(plan, s, direct ? plan.count : req.windowBytes / domainSlots(s) / es, kNeedRootSend, Pieces::Vector,
+  beginDomainPlan(plan, req, s, direct ? plan.count : req.windowBytes / domainSlots(s, req) / es, kNeedRootSend,
+                  Pieces::Vector,
                   double(S));  // the root only stages
   const double F = plan.fragments;
   if (D > 1) {
@@ -57,14 +58,14 @@ void hierarchicalReduce(Plan& plan, const Request& req, const Shape& s) {
   const std::size_t es = dataTypeSize(req.dt);
   const int D = s.numDomains(), R = s.minDomainSize(), kmax = s.maxDomainSize();
   const bool across = D > 1, direct = plan.path != Path::Staged;
-  const std::uint32_t slots = domainSlots(s);
+  const std::uint32_t slots = domainSlots(s, req);
   const std::uint64_t S = plan.count * es;
   std::size_t capacity = direct ? plan.count : req.windowBytes / slots / es;
   if (across) {  // the root's domain receives D - 1 partials of a slice, each up to n / R + 1 elements
     const std::size_t perPartial = receiveBytes(req.windowBytes, D) / slots / es / (D - 1);
     capacity = std::min(capacity, (perPartial > 1 ? perPartial - 1 : 1) * R);
   }
-  beginDomainPlan(plan, s, capacity, kNeedSend | kNeedRootRecv, Pieces::Vector, double(S));
+  beginDomainPlan(plan, req, s, capacity, kNeedSend | kNeedRootRecv, Pieces::Vector, double(S));
   const double F = plan.fragments;
   Step& reduce = addStep(plan, StepKind::DomainReduce, Group::Domain, "each rail's slice reduced over its domain",
                          Pieces::Vector, direct ? Buffer::PeerSend : Buffer::Window,

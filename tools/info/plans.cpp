@@ -8,6 +8,7 @@
 #include "core/errors.hpp"
 #include "core/params.hpp"
 #include "core/units.hpp"
+#include "plan/pipeline_depth.hpp"
 #include "plan/registry.hpp"
 #include "plan/selector.hpp"
 #include "runtime/tier_model.hpp"
@@ -56,10 +57,11 @@ void printAlgorithms(std::ostream& out, int domains, int domainSize) {
       out << "  " << std::left << std::setw(15) << toString(coll) << std::right << std::setw(10) << bytes << " B:";
       for (const AlgorithmEntry* e : algorithmsFor(coll)) {
         if (!unsupportedReason(e->algorithm, req, shape).empty()) continue;
-        const Plan plan = buildPlan(e->algorithm, req, shape);
+        const Plan plan = buildAtBestDepth(e->algorithm, req, shape, model);
         if (!plan.unfit.empty()) continue;
         out << "  " << (e->algorithm == chosen ? "*" : "") << toString(e->algorithm) << " " << std::fixed
-            << std::setprecision(1) << price(plan, model).seconds * 1e6 << "us";
+            << std::setprecision(1) << plan.predictedSeconds * 1e6 << "us";
+        if (plan.slots > 1 && plan.fragments > 1) out << "/" << plan.slots << "slots";
       }
       out << "\n";
       if (coll == Collective::Barrier) break;
@@ -86,7 +88,8 @@ void printPlan(std::ostream& out, const std::string& collName, int domains, int 
   TIERCC_REQUIRE_ARG(supportsPath(algorithm, req, shape, path, domainSize) || path == Path::Staged, "--path ", pathName,
                      ": ", toString(coll), ":", toString(algorithm), " has no such path on ", domains, " domains of ",
                      domainSize);
-  const Plan plan = buildPlan(algorithm, req, shape, path);
+  const Plan staged = buildAtBestDepth(algorithm, req, shape, selector.model());
+  const Plan plan = path == Path::Staged ? staged : buildPlan(algorithm, atDepthOf(staged, req), shape, path);
   const Price priced = price(plan, selector.model());
   out << toString(coll) << " of " << plan.bytes << " B (f32) on " << domains << (domains == 1 ? " domain" : " domains")
       << " x " << domainSize << " ranks: " << toString(algorithm) << ", " << toString(path) << " path; "
@@ -105,8 +108,9 @@ void printPlan(std::ostream& out, const std::string& collName, int domains, int 
         << "\n";
   }
   out << "predicted: " << micros(priced.seconds)
-      << (plan.slots > 1 && plan.fragments > 1 ? " (the busier tier's steps, plus one fragment's share of the other's)"
-                                               : " (the steps one after the other)")
+      << (plan.slots > 1 && plan.fragments > 1
+              ? " (the fragments pipelined: the busier tier, or a fragment's trip over the slots, per fragment)"
+              : " (the steps one after the other)")
       << "\n";
   const double ratio = plan.boundBytes ? double(plan.scaleOutBytes()) / double(plan.boundBytes) : 0;
   out << "slow tier: " << plan.scaleOutBytes() << " B across domains, the bound is " << plan.boundBytes << " B";
