@@ -106,10 +106,9 @@ Result exact(const Plan& plan, const Shape& s, const Cluster& c) {
       ++r.stepsPricedWhole;
     }
     r.stepSeconds.push_back(seconds);
-    // As the cost model has it: a scale-out step's latency is in flight (an expanded one's only if
-    // its flows crossed domains, else it was priced at the scale-up latency).
-    const bool scaleOutLatency = st.tier == Tier::ScaleOut && (!expanded || loads.crosses());
-    inFlight.push_back(scaleOutLatency ? st.latencySteps * c.scaleOut.latencySec : 0);
+    // The cost model's, except for an expanded step whose flows stayed inside domains: its
+    // latency was the scale-up one, which the rank waits out itself.
+    inFlight.push_back(expanded && !loads.crosses() ? 0 : inFlightSeconds(st, model));
   }
   r.seconds = plan.combine(r.stepSeconds, inFlight);
   auto busiest = [&](const std::vector<double>& v, const char* what, double bw) {
