@@ -1,7 +1,8 @@
-// The one-shot step (see plan/algorithms/one_shot.cpp): every rank stages its input and reduces
-// ALL of its domain's inputs itself, in local-rank order, so that every rank of a domain gets the
-// same bits: one wait instead of the two of reduce-scatter and allgather. The step runs its own
-// round of the domain's flags.
+// The one-shot step (see plan/algorithms/one_shot.cpp): every rank stages its input and takes
+// ALL of its domain's inputs itself: an allreduce reduces them in local-rank order, so that every
+// rank of a domain gets the same bits (one wait instead of the two of reduce-scatter and
+// allgather); an allgather or all-to-all copies its blocks of them. The step runs its own round
+// of the domain's flags.
 //
 // Back-to-back one-shot rounds alternate between two buffers: the halves of the window, or, for
 // inputs up to about 512 B on shared memory, two "fast boxes" in the mailbox. A rank that saw
@@ -58,16 +59,52 @@ bool pollBox(std::byte* box, std::uint32_t epoch) {
   return false;
 }
 
+// Allreduce: the domain's inputs reduced, in local-rank order (every rank gets the same bits).
+template <class Input>
+void reduceDomain(Call& c, const Step& st, Fragment& f, Input input) {
+  ExecContext& ctx = c.ctx;
+  const std::size_t bytes = f.count * c.es;
+  // With one domain the domain's result is the result: reduced straight into the output (the
+  // inputs are in the windows or boxes, so an in-place call reads nothing it overwrites).
+  std::byte* ours = st.out == Buffer::Recv ? c.recv() : c.receive(f) + ctx.topo.domain() * bytes;
+  if (c.k == 1)
+    std::memcpy(ours, input(0), bytes);
+  else
+    reduce3(ours, input(0), input(1), f.count, c.args.dt, c.args.op);
+  for (int p = 2; p < c.k; ++p) reduceInto(ours, input(p), f.count, c.args.dt, c.args.op);
+  ctx.movedUp((c.k - 1) * bytes);
+  c.finishAvg(st, ours, f.count);
+}
+
+// Allgather: every peer's block to its place; all-to-all: this rank's block of every peer's
+// input. This rank's own block comes from its send buffer (nothing to do in place).
+template <class Input>
+void copyBlocks(Call& c, Input input) {
+  const Topology& t = c.ctx.topo;
+  const std::size_t bytes = c.plan.count * c.es;
+  const std::size_t mine = c.plan.coll == Collective::AllToAll ? std::size_t(t.rank()) * bytes : 0;
+  for (int p = 0; p < c.k; ++p) {
+    const std::size_t rank = static_cast<std::size_t>(t.rankAt(t.domain(), p));
+    const std::byte* from = (p == c.me ? c.send() : input(p)) + mine;
+    std::byte* to = c.recv() + rank * bytes;
+    if (from != to) std::memcpy(to, from, bytes);
+  }
+  c.ctx.movedUp((c.k - 1) * bytes);
+}
+
 }  // namespace
 
 void oneShot(Call& c, const Step& st, Fragment& f) {
   ExecContext& ctx = c.ctx;
   Domain& dom = ctx.domain;
   Scratch& s = ctx.scratch;
+  const Collective coll = c.plan.coll;
+  // Allreduce and allgather stage their vector or block, all-to-all its block for every rank.
   const std::size_t bytes = f.count * c.es;
+  const std::size_t inputBytes = coll == Collective::AllToAll ? bytes * ctx.topo.size() : bytes;
   const std::size_t half = dom.windowBytes() / 2 / 64 * 64;
-  const bool inBox = dom.mailboxCoherent() && bytes <= kFastBoxPayload;
-  const bool alternate = inBox || bytes <= half;
+  const bool inBox = dom.mailboxCoherent() && inputBytes <= kFastBoxPayload;
+  const bool alternate = inBox || inputBytes <= half;
   // The call's only round: its deadline, set at the call, is fresh.
   const std::uint32_t epoch = alternate && s.afterOneShot ? ++ctx.epoch : beginRound(ctx);
   f.epoch = epoch;
@@ -81,11 +118,11 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
     std::byte* box = dom.mailbox(c.me) + which * kFastBoxBytes;
     // The other box may hold anything after another algorithm: an epoch that is not the next.
     if (!poll) boxEpoch(dom.mailbox(c.me) + (1 - which) * kFastBoxBytes).store(epoch, std::memory_order_relaxed);
-    std::memcpy(box + kFastBoxHeader, c.send(), bytes);
+    std::memcpy(box + kFastBoxHeader, c.send(), inputBytes);
     boxPrint(box).store(ctx.tagSalt, std::memory_order_relaxed);
     boxEpoch(box).store(epoch, std::memory_order_release);
   } else {
-    std::memcpy(input(c.me), c.send(), bytes);
+    std::memcpy(input(c.me), c.send(), inputBytes);
   }
   // Staged is raised before any wait that blocks (the peer may be blocked on this rank); a
   // polling round raises it after its polls, so that the flag's fence overlaps them.
@@ -106,19 +143,13 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
     waitPeer(ctx, p, kFlagStaged, epoch);
   }
   raiseStaged();
-  // With one domain the domain's result is the result: reduced straight into the output (the
-  // inputs are in the windows or boxes, so an in-place call reads nothing it overwrites).
-  std::byte* ours = st.out == Buffer::Recv ? c.recv() : c.receive(f) + ctx.topo.domain() * bytes;
-  if (c.k == 1)
-    std::memcpy(ours, input(0), bytes);
+  if (coll == Collective::AllGather || coll == Collective::AllToAll)
+    copyBlocks(c, input);
   else
-    reduce3(ours, input(0), input(1), f.count, c.args.dt, c.args.op);
-  for (int p = 2; p < c.k; ++p) reduceInto(ours, input(p), f.count, c.args.dt, c.args.op);
-  ctx.movedUp((c.k - 1) * bytes);
-  endRound(ctx, epoch);  // our window may be overwritten from here on; we hold the domain result
+    reduceDomain(c, st, f, input);
+  endRound(ctx, epoch);  // our window may be overwritten from here on; we hold what we need of it
   s.afterOneShot = alternate;
   s.afterMailboxOneShot = inBox;
-  c.finishAvg(st, ours, f.count);
 }
 
 }  // namespace tiercc::steps

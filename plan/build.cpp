@@ -57,6 +57,9 @@ void beginDomainPlan(Plan& plan, const Request& req, const Shape& s, std::size_t
     Step& st =
         addStep(plan, StepKind::Stage, Group::Self, "input into the window", pieces, Buffer::Send, Buffer::Window);
     st.localBytes = stagedBytes;
+    // The call's first round waits until the domain has released the window (the rounds of
+    // later fragments reuse slots released rounds before: no wait).
+    st.latencySteps = 1;
   }
 }
 

@@ -73,7 +73,23 @@ const Choice& Selector::choose(const Request& req, bool symmetricLive) {
   return it->second;
 }
 
-Algorithm Selector::decide(const Request& req) const {
+std::vector<Plan> Selector::directPlans(Algorithm a, const Plan& staged, const Request& req, bool symmetricLive) const {
+  std::vector<Plan> out;
+  const Request sameDepth = atDepthOf(staged, req);
+  const std::pair<Path, bool> candidates[] = {{Path::ZeroCopy, symmetricLive}, {Path::CrossMemory, view_.crossMemory}};
+  for (auto [path, possible] : candidates) {
+    if (!possible || (view_.forced && *view_.forced != path) || !supportsPath(a, req, shape_, path, view_.domainSize))
+      continue;
+    Plan plan = buildPlan(a, sameDepth, shape_, path);
+    const double seconds = plan.predictedSeconds = price(plan, model_).seconds;
+    TIERCC_LOG(Trace, Tune) << toString(req.coll) << ":" << toString(a) << " " << plan.bytes << " B, " << toString(path)
+                            << ": " << seconds * 1e6 << "us against " << staged.predictedSeconds * 1e6 << "us staged";
+    if (plan.unfit.empty() && (view_.forced || seconds < staged.predictedSeconds)) out.push_back(std::move(plan));
+  }
+  return out;
+}
+
+Algorithm Selector::decide(const Request& req, bool symmetricLive) const {
   const std::size_t bytes = req.count * dataTypeSize(req.dt);
   if (const std::optional<Algorithm> forced = overrides_[static_cast<int>(req.coll)]) {
     std::string why = unsupportedReason(*forced, req, shape_);
@@ -87,18 +103,33 @@ Algorithm Selector::decide(const Request& req) const {
   }
   const AlgorithmEntry* best = nullptr;
   double bestSeconds = 0;
+  bool bestTakesForced = false;  // on the path TIERCC_PATH forces
   std::ostringstream prices;
   for (const AlgorithmEntry* e : algorithmsFor(req.coll)) {
     if (!unsupportedReason(e->algorithm, req, shape_).empty()) continue;
     if (e->algorithm == Algorithm::OneShot && req.coll == Collective::AllReduce && bytes > oneShotLimitBytes_) continue;
     const Plan plan = buildAtBestDepth(e->algorithm, req, shape_, model_);
     if (!plan.unfit.empty()) continue;
-    const double seconds = plan.predictedSeconds;
+    double seconds = plan.predictedSeconds;
+    // One domain: every rank has this view of the paths, so an algorithm is priced on the
+    // cheapest it may take, and where TIERCC_PATH forces one, those that can take it come first.
+    // Across domains on the staged path alone: domains may differ in their paths, and every rank
+    // must take the same algorithm.
+    const char* path = "";
+    if (shape_.numDomains() == 1)
+      for (const Plan& direct : directPlans(e->algorithm, plan, req, symmetricLive))
+        if (direct.predictedSeconds < seconds || view_.forced) {
+          seconds = direct.predictedSeconds;
+          path = toString(direct.path);
+        }
+    const bool takesForced = view_.forced && *path;
     prices << " " << toString(e->algorithm) << "=" << seconds * 1e6 << "us";
+    if (*path) prices << "/" << path;
     if (plan.slots > 1) prices << "/" << plan.slots << "slots";
-    if (!best || seconds < bestSeconds) {
+    if (!best || (takesForced && !bestTakesForced) || (takesForced == bestTakesForced && seconds < bestSeconds)) {
       best = e;
       bestSeconds = seconds;
+      bestTakesForced = takesForced;
     }
   }
   if (!best)
@@ -112,22 +143,9 @@ Algorithm Selector::decide(const Request& req) const {
 
 Choice Selector::build(const Request& req, bool symmetricLive) const {
   Choice choice;
-  choice.algorithm = decide(req);
+  choice.algorithm = decide(req, symmetricLive);
   Plan staged = buildAtBestDepth(choice.algorithm, req, shape_, model_);
-  const double stagedSeconds = staged.predictedSeconds;
-  const Request sameDepth = atDepthOf(staged, req);
-  // Paths beyond staging, each only where it is cheaper, or forced (TIERCC_PATH).
-  const std::pair<Path, bool> candidates[] = {{Path::ZeroCopy, symmetricLive}, {Path::CrossMemory, view_.crossMemory}};
-  for (auto [path, possible] : candidates) {
-    if (!possible || (view_.forced && *view_.forced != path) ||
-        !supportsPath(choice.algorithm, req, shape_, path, view_.domainSize))
-      continue;
-    Plan plan = buildPlan(choice.algorithm, sameDepth, shape_, path);
-    const double seconds = plan.predictedSeconds = price(plan, model_).seconds;
-    TIERCC_LOG(Trace, Tune) << toString(req.coll) << " " << plan.bytes << " B, " << toString(path) << ": "
-                            << seconds * 1e6 << "us against " << stagedSeconds * 1e6 << "us staged";
-    if (plan.unfit.empty() && (view_.forced || seconds < stagedSeconds)) choice.plans.push_back(std::move(plan));
-  }
+  choice.plans = directPlans(choice.algorithm, staged, req, symmetricLive);
   // A send's bound is the sender's alone (a recv's plan has none).
   const std::uint64_t n = shape_.size(), r = view_.rank, bound = staged.boundBytes;
   choice.boundShare = req.coll == Collective::Send ? bound : (r + 1) * bound / n - r * bound / n;

@@ -34,7 +34,8 @@ struct RankView {
   int domainSize = 1;
   bool crossMemory = false;  ///< cross-memory attach works among them
   /// TIERCC_PATH: take this path wherever a plan and the buffers allow it, unpriced (staged:
-  /// never a direct one); unset, the cost model decides.
+  /// never a direct one; with one domain, an algorithm that can take it before one that cannot);
+  /// unset, the cost model decides.
   std::optional<Path> forced;
 };
 
@@ -65,11 +66,16 @@ class Selector {
   /// TIERCC_DEBUG_SUBSYS=TUNE logs each new one with every candidate's price. The reference lives
   /// until the next call. Not thread-safe: a communicator runs its operations one at a time.
   const Choice& choose(const Request& req, bool symmetricLive = false);
-  /// The algorithm every rank takes for `req` (priced on the staged path).
-  Algorithm decide(const Request& req) const;
+  /// The algorithm every rank takes for `req`: priced on the staged path, or with one domain
+  /// (where every rank shares this view) on the cheapest path it may take.
+  Algorithm decide(const Request& req, bool symmetricLive = false) const;
 
  private:
   Choice build(const Request& req, bool symmetricLive) const;
+  /// The plans of `a` beyond staging this domain may take for `req`, at `staged`'s depth, each
+  /// priced and kept only where cheaper than `staged`, or forced (TIERCC_PATH): zero copy, then
+  /// cross-memory attach.
+  std::vector<Plan> directPlans(Algorithm a, const Plan& staged, const Request& req, bool symmetricLive) const;
 
   Shape shape_;
   TierModel model_;

@@ -17,7 +17,8 @@ enum class StepKind : std::uint8_t {
   Stage,         ///< this rank's input for the fragment into its window; raises Staged
   DomainReduce,  ///< owners reduce their pieces over the domain's inputs
   DomainPack,    ///< all-to-all: rail members pack the blocks bound for each other domain
-  OneShot,       ///< every rank reduces the whole fragment over its domain (small messages)
+  OneShot,       ///< every rank takes its domain's whole inputs at once (small messages): reduces
+                 ///< them (allreduce), or copies its blocks of them (allgather, all-to-all)
   Publish,       ///< holders put their pieces where peers read them; raises Reduced
   DomainGather,  ///< every rank copies its output pieces from where they are held
   Close,         ///< direct paths, once per call: no rank reads another's buffers after it

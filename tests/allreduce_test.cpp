@@ -116,8 +116,49 @@ void runMixedRounds(const Layout& layout, const std::vector<std::pair<std::strin
         const int n = comm.size();
         const std::size_t counts[] = {2, 128, 300, 100000};  // fast box, fast box, window, large
         std::vector<std::int32_t> in, out;
+        // One-shot allgather and all-to-all between the others: fast box and window, in place.
+        auto gathers = [&](int it, int kind) {
+          const bool toAll = kind >= 8;
+          const std::size_t count = kind % 2 ? 300 : 2;
+          std::vector<std::int32_t> buf(count * n, -1);
+          auto value = [&](int from, int to, std::size_t i) {
+            return it * 100000 + from * 1000 + to * 10 + int(i % 7);
+          };
+          for (std::size_t i = 0; i < count; ++i)
+            for (int to = 0; to < n; ++to)
+              if (toAll)
+                buf[to * count + i] = value(rank, to, i);
+              else if (to == rank)
+                buf[to * count + i] = value(rank, 0, i);
+          // Either collective reads its input at buf (the allgather its own block of it).
+          auto call = [&](std::int32_t* to) {
+            if (toAll)
+              comm.alltoall(buf.data(), to, count, DataType::I32);
+            else
+              comm.allgather(buf.data() + rank * count, to, count, DataType::I32);
+          };
+          if (it % 2) {  // in place on odd calls
+            call(buf.data());
+          } else {
+            out.assign(count * n, -1);
+            call(out.data());
+            buf = out;
+          }
+          for (int from = 0; from < n; ++from)
+            for (std::size_t i = 0; i < count; ++i) {
+              const std::int32_t want = value(from, toAll ? rank : 0, i);
+              TIERCC_CHECK(buf[from * count + i] == want,
+                           "call " << it << (toAll ? " alltoall" : " allgather") << " count " << count << " block "
+                                   << from << " element " << i << " = " << buf[from * count + i] << ", expected "
+                                   << want << " (" << comm.stats().algorithm << ")");
+            }
+        };
         for (int it = 0; it < 300; ++it) {
-          const int kind = (it * 7) % 6;
+          const int kind = (it * 7) % 10;
+          if (kind >= 6) {
+            gathers(it, kind);
+            continue;
+          }
           if (kind < 4) {
             const std::size_t count = counts[kind];
             in.assign(count, 0);

@@ -244,15 +244,17 @@ void checkTopology(const Topo& topo) {
             std::vector<std::string> algos{"auto"};
             for (const AlgorithmEntry* e : algorithmsFor(coll)) algos.push_back(toString(e->algorithm));
             for (const std::string& algo : algos) {
-              setenv("TIERCC_ALGO", (std::string(toString(coll)) + ":" + algo).c_str(), 1);
-              Communicator c = world.split(0, rank);  // a new communicator reads TIERCC_ALGO, TIERCC_PATH
+              // Before the split: a forced algorithm that cannot run here fails the new
+              // communicator's own collectives at init.
               Request probe;
               probe.coll = coll;
               probe.count = kCount;
               probe.windowBytes = kWindow;
               Algorithm a;
-              if (algo != "auto" && parseAlgorithm(algo, a) && !unsupportedReason(a, probe, shapeOfJob(c)).empty())
+              if (algo != "auto" && parseAlgorithm(algo, a) && !unsupportedReason(a, probe, shapeOfJob(world)).empty())
                 continue;
+              setenv("TIERCC_ALGO", (std::string(toString(coll)) + ":" + algo).c_str(), 1);
+              Communicator c = world.split(0, rank);  // a new communicator reads TIERCC_ALGO, TIERCC_PATH
               Buffers b{in.data(), out.data(), capacity};
               void* shared = nullptr;
               if (v == "symmetric") {

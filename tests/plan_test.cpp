@@ -243,6 +243,37 @@ TEST(Selector, PipelineDepthFromTheCostModel) {
   EXPECT_EQ(buildAtBestDepth(Algorithm::Hierarchical, request(Collective::AllReduce, 1024), s, m).slots, 2u);
 }
 
+// Inside one domain small allgathers and all-to-alls take the one-shot plan: one wait on the
+// peers' inputs, where the hierarchical staged round also waits for its window's release. With
+// one domain an algorithm is priced on the cheapest path the domain may take, so symmetric
+// buffers keep the hierarchical plan's zero copy once copying the input costs more than a wait.
+TEST(Selector, OneShotGathersInsideOneDomain) {
+  TierModel m;  // the runtime's defaults (docs/parameters.md)
+  m.scaleUp = {8e9, 0.5e-6};
+  m.scaleOut = m.transportInside = {1.25e9, 30e-6};
+  m.local = {16e9, 0};
+  m.crossMemory = {2e9, 3e-6};
+  const Shape one = Shape::uniformDomains(1, 4);
+  RankView view;
+  view.domainSize = 4;
+  Selector sel(one, m, AlgoOverrides{}, 16384, view);
+  for (Collective c : {Collective::AllGather, Collective::AllToAll}) {
+    EXPECT_EQ(sel.decide(request(c, 2)), Algorithm::OneShot) << toString(c);
+    const Plan plan = buildPlan(Algorithm::OneShot, request(c, 2), one);
+    ASSERT_EQ(plan.steps.size(), 1u);
+    EXPECT_EQ(plan.steps[0].latencySteps, 1);  // alternating halves: no wait for the release
+    EXPECT_LT(price(plan, m).seconds, price(buildPlan(Algorithm::Hierarchical, request(c, 2), one), m).seconds);
+    // Symmetric buffers: zero copy from a few KiB (the input copy costs more than a wait).
+    EXPECT_EQ(sel.decide(request(c, 2), true), Algorithm::OneShot) << toString(c);
+    EXPECT_EQ(sel.decide(request(c, 64 << 10), true), Algorithm::Hierarchical) << toString(c);
+    // Across domains the rails carry each block once: one_shot does not plan it.
+    EXPECT_NE(unsupportedReason(Algorithm::OneShot, request(c, 2), Shape::uniformDomains(2, 2)), "");
+  }
+  // An all-to-all stages all its blocks: it must fit the window.
+  Request big = request(Collective::AllToAll, 1 << 20);  // 4 MiB per peer, 16 MiB in all
+  EXPECT_NE(unsupportedReason(Algorithm::OneShot, big, one), "");
+}
+
 TEST(Selector, OneShotLimitIsAnUpperBound) {
   Selector sel(Shape::uniformDomains(2, 4), clusterLike(), AlgoOverrides{}, 0);
   EXPECT_NE(sel.decide(request(Collective::AllReduce, 4)), Algorithm::OneShot);

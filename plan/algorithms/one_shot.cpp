@@ -1,8 +1,16 @@
-// One-shot allreduce (and barrier) for small messages, where synchronisations cost more than
-// bytes: every rank stages its input and reduces ALL of its domain's inputs itself (one wait
-// instead of reduce-scatter's and allgather's two), then exchanges the domain's result with its
-// rail peers and reduces the D results in domain order. Each rail carries the whole message, k
-// times the bound in all: the right trade only for small messages, and the statistics say so.
+// One-shot plans for small messages, where synchronisations cost more than bytes.
+//
+// Allreduce (and barrier): every rank stages its input and reduces ALL of its domain's inputs
+// itself (one wait instead of reduce-scatter's and allgather's two), then exchanges the domain's
+// result with its rail peers and reduces the D results in domain order. Each rail carries the
+// whole message, k times the bound in all: the right trade only for small messages, and the
+// statistics say so.
+//
+// Allgather and all-to-all, inside one domain: every rank stages its input (its block; all of
+// its blocks) and copies its output straight from its peers' inputs. Back-to-back one-shot
+// rounds alternate between two buffers (exec/one_shot.cpp), so a round that fits half the
+// window waits once, on its peers' inputs, where the hierarchical plan's staged round also
+// waits for the window's release.
 #include "core/errors.hpp"
 #include "plan/build.hpp"
 
@@ -16,6 +24,39 @@ std::string oneShotUnsupported(const Request& req, const Shape& s) {
     return concat("one_shot needs the ", domains, " domain results of ", bytes, " B to fit the window (",
                   req.windowBytes, " B)");
   return "";
+}
+
+std::string oneShotGatherUnsupported(const Request& req, const Shape& s) {
+  if (s.numDomains() > 1)
+    return concat("one_shot ", toString(req.coll),
+                  " runs inside one domain (across domains the hierarchical plan's rails carry each block once)");
+  const std::size_t staged = oneShotInputBytes(req, s);
+  if (staged > req.windowBytes)
+    return concat("one_shot ", toString(req.coll), " needs its input of ", staged, " B to fit the window (",
+                  req.windowBytes, " B)");
+  return "";
+}
+
+std::size_t oneShotInputBytes(const Request& req, const Shape& s) {
+  const std::size_t block = req.count * dataTypeSize(req.dt);
+  return req.coll == Collective::AllToAll ? block * static_cast<std::size_t>(s.size()) : block;
+}
+
+void oneShotGather(Plan& plan, const Request& req, const Shape& s) {
+  const std::uint64_t B = plan.count * dataTypeSize(req.dt), N = s.size(), k = s.maxDomainSize();
+  const std::uint64_t input = oneShotInputBytes(req, s);
+  cutFragments(plan, plan.count, 1);
+  plan.rounds = Rounds::InStep;
+  Step& gather = addStep(plan, StepKind::OneShot, Group::Domain,
+                         plan.coll == Collective::AllGather ? "every rank copies every peer's block"
+                                                            : "every rank copies its block of every peer's input",
+                         Pieces::Whole, Buffer::Send, Buffer::Recv);
+  // Alternating halves of the window (or fast boxes) skip the wait for its release.
+  gather.latencySteps = input <= req.windowBytes / 2 ? 1 : 2;
+  gather.busiestBytes = double((k - 1) * B);
+  gather.localBytes = double(input + B);  // its input in, its own block out
+  gather.scaleUpBytes = N * (k - 1) * B;
+  describeExchange(gather, Exchange::InDomain, double(B));
 }
 
 void oneShot(Plan& plan, const Request& req, const Shape& s) {
