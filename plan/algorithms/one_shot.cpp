@@ -16,6 +16,11 @@
 
 namespace tiercc::plans {
 
+// Above this the one-shot gathers lose to the hierarchical plan on this project's hosts (2 ranks,
+// docs/performance.md): back-to-back calls alternate between two buffers, twice the footprint of
+// one, and the copies leave the cache. The cost model has no cache to price it with.
+constexpr std::size_t kOneShotGatherBytes = 512 << 10;
+
 std::string oneShotUnsupported(const Request& req, const Shape& s) {
   const std::size_t bytes = req.coll == Collective::Barrier ? 1 : req.count * dataTypeSize(req.dt);
   const std::size_t domains = std::max(1, s.numDomains());
@@ -34,6 +39,9 @@ std::string oneShotGatherUnsupported(const Request& req, const Shape& s) {
   if (staged > req.windowBytes)
     return concat("one_shot ", toString(req.coll), " needs its input of ", staged, " B to fit the window (",
                   req.windowBytes, " B)");
+  if (staged > kOneShotGatherBytes)
+    return concat("one_shot ", toString(req.coll), " stages at most ", kOneShotGatherBytes, " B (this input: ",
+                  staged, " B): above, its alternating buffers no longer stay in cache");
   return "";
 }
 
