@@ -53,9 +53,9 @@ void printHeader(const Communicator& c, const Options& o) {
               c.transportName().c_str(), toString(o.dt), toString(o.op), o.root, o.iters, o.warmup, o.algo.c_str(),
               o.symmetric ? "symmetric" : "ordinary");
   std::printf("# cost model: %s\n", c.tierModel().c_str());
-  std::printf("#%11s %12s %6s %6s %5s  %9s %7s %7s %6s  %9s %7s %7s %6s  %13s %13s %13s  %s\n", "size", "count", "type", "redop",
-              "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "scale-up", "scale-out",
-              "bound", "algorithm");
+  std::printf("#%11s %12s %6s %6s %5s  %9s %7s %7s %6s  %9s %7s %7s %6s  %13s %13s %13s  %-13s %s\n", "size", "count",
+              "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong",
+              "scale-up", "scale-out", "bound", "algorithm", "path");
   std::printf("#%11s %12s %6s %6s %5s  %9s %7s %7s %6s  %9s %7s %7s %6s  %13s %13s %13s\n", "(B)", "(elements)", "", "",
               "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "(B/call)", "(B/call)", "(B/call)");
 }
@@ -67,20 +67,21 @@ void printRow(const Options& o, const Shape& s, const Result& oop, const Result&
     std::printf("%9.1f %7.3f %7.3f %6llu  ", ip.timeUs, ip.algbw, ip.busbw, static_cast<unsigned long long>(ip.wrong));
   else
     std::printf("%9s %7s %7s %6s  ", "n/a", "", "", "");
-  std::printf("%13.0f %13.0f %13.0f  %s\n", oop.scaleUpBytes, oop.scaleOutBytes, oop.boundBytes, oop.algorithm.c_str());
+  std::printf("%13.0f %13.0f %13.0f  %-13s %s\n", oop.scaleUpBytes, oop.scaleOutBytes, oop.boundBytes,
+              oop.algorithm.c_str(), oop.path.c_str());
   std::fflush(stdout);
 }
 
 void appendJson(const Options& o, const Communicator& c, const Shape& s, const Result& oop, const Result& ip) {
   std::ofstream out(o.json, std::ios::app);
   out << "{\"coll\":\"" << collName(o.coll) << "\",\"ranks\":" << c.size() << ",\"domains\":" << c.numDomains()
-      << ",\"algo\":\"" << oop.algorithm << "\",\"asked\":\"" << o.algo << "\",\"buffers\":\"" << (o.symmetric ? "symmetric" : "ordinary")
-      << "\",\"bytes\":" << s.bytes << ",\"count\":" << s.count << ",\"type\":\""
-      << toString(o.dt) << "\",\"op\":\"" << toString(o.op) << "\",\"oop_time_us\":" << oop.timeUs
-      << ",\"oop_algbw\":" << oop.algbw << ",\"oop_busbw\":" << oop.busbw << ",\"ip_time_us\":" << ip.timeUs
-      << ",\"ip_algbw\":" << ip.algbw << ",\"ip_busbw\":" << ip.busbw << ",\"wrong\":" << oop.wrong + ip.wrong
-      << ",\"scaleup_bytes\":" << oop.scaleUpBytes << ",\"scaleout_bytes\":" << oop.scaleOutBytes
-      << ",\"bound_bytes\":" << oop.boundBytes << "}\n";
+      << ",\"algo\":\"" << oop.algorithm << "\",\"path\":\"" << oop.path << "\",\"asked\":\"" << o.algo
+      << "\",\"buffers\":\"" << (o.symmetric ? "symmetric" : "ordinary") << "\",\"bytes\":" << s.bytes
+      << ",\"count\":" << s.count << ",\"type\":\"" << toString(o.dt) << "\",\"op\":\"" << toString(o.op)
+      << "\",\"oop_time_us\":" << oop.timeUs << ",\"oop_algbw\":" << oop.algbw << ",\"oop_busbw\":" << oop.busbw
+      << ",\"ip_time_us\":" << ip.timeUs << ",\"ip_algbw\":" << ip.algbw << ",\"ip_busbw\":" << ip.busbw
+      << ",\"wrong\":" << oop.wrong + ip.wrong << ",\"scaleup_bytes\":" << oop.scaleUpBytes
+      << ",\"scaleout_bytes\":" << oop.scaleOutBytes << ",\"bound_bytes\":" << oop.boundBytes << "}\n";
 }
 
 }  // namespace

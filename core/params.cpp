@@ -72,7 +72,11 @@ const std::vector<Info> kParams = {
     {"TIERCC_TUNE_LOCAL_BW", "bandwidth", "16GB/s",
      "cost model: bandwidth of a rank's copies within its own memory (staging into its window): what a direct path "
      "saves"},
-    {"TIERCC_TUNE_CMA_BW", "bandwidth", "2GB/s",
+    {"TIERCC_TUNE_CACHE", "string", "auto",
+     "cost model: a core's cache in bytes, for a domain in one host's memory: a fragment's plain reads of peers' "
+     "memory (windows, mapped buffers) that fit it run at TIERCC_TUNE_LOCAL_BW; auto: this CPU's L2 (the smallest "
+     "over the ranks), 0: none"},
+    {"TIERCC_TUNE_CMA_BW", "bandwidth", "6.5GB/s",
      "cost model: bandwidth of a read of a domain peer's buffer through the kernel (cross-memory attach)"},
     {"TIERCC_TUNE_CMA_LATENCY", "latency", "3us",
      "cost model: cost of one such read (a system call that pins the pages)"},

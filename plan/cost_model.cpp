@@ -10,17 +10,37 @@ double over(double bytes, double bytesPerSec) { return bytesPerSec > 0 ? bytes /
 
 }  // namespace
 
-const LinkSpec& TierModel::linkFor(const Step& step) const {
-  if (step.tier == Tier::ScaleOut) return scaleOut;
-  if (step.overTransport) return transportInside;
-  return step.path == Path::CrossMemory && step.group == Group::Domain ? crossMemory : scaleUp;
+namespace {
+
+// A step that reads domain peers' memory with plain loads: what they staged in their windows
+// (or fast boxes), or their mapped buffers (zero copy).
+bool readsPeers(const Step& st) {
+  return st.tier == Tier::ScaleUp && st.group == Group::Domain && !st.overTransport && st.path != Path::CrossMemory;
 }
 
-double stepSeconds(const Step& st, const TierModel& m) {
+}  // namespace
+
+const LinkSpec& TierModel::linkFor(const Step& step, bool cached) const {
+  if (step.tier == Tier::ScaleOut) return scaleOut;
+  if (step.overTransport) return transportInside;
+  if (step.path == Path::CrossMemory && step.group == Group::Domain) return crossMemory;
+  return cached && readsPeers(step) && local.bytesPerSec > 0 ? local : scaleUp;
+}
+
+bool stagedReadsCached(const Plan& plan, const TierModel& m) {
+  if (m.cacheBytes == 0 || plan.fragments == 0) return false;
+  double perFragment = 0;
+  for (const Step& st : plan.steps)
+    if (readsPeers(st)) perFragment += st.busiestBytes / plan.fragments;
+  return perFragment < double(m.cacheBytes);
+}
+
+double stepSeconds(const Step& st, const TierModel& m, bool cached) {
   // Latency: one synchronisation or message round per latency step, on the tier's link (a
-  // cross-memory step still synchronises through the domain; its reads pay their own calls).
-  const LinkSpec& link = m.linkFor(st);
-  const LinkSpec& sync = &link == &m.crossMemory ? m.scaleUp : link;
+  // cross-memory step, or a staged one read from the cache, still synchronises through the
+  // domain; cross-memory reads pay their own calls).
+  const LinkSpec& link = m.linkFor(st, cached);
+  const LinkSpec& sync = &link == &m.crossMemory || &link == &m.local ? m.scaleUp : link;
   const double transfer =
       std::max(over(st.busiestBytes, link.bytesPerSec), over(double(st.scaleOutBytes), m.fabricBytesPerSec));
   return st.latencySteps * sync.latencySec + transfer + over(st.localBytes, m.local.bytesPerSec) +
@@ -38,8 +58,9 @@ Price price(const Plan& plan, const TierModel& model) {
   Price p;
   p.stepSeconds.reserve(plan.steps.size());
   p.inFlightSeconds.reserve(plan.steps.size());
+  const bool cached = stagedReadsCached(plan, model);
   for (const Step& st : plan.steps) {
-    p.stepSeconds.push_back(stepSeconds(st, model));
+    p.stepSeconds.push_back(stepSeconds(st, model, cached));
     p.inFlightSeconds.push_back(inFlightSeconds(st, model));
   }
   p.seconds = plan.combine(p.stepSeconds, p.inFlightSeconds);

@@ -126,6 +126,7 @@ void Communicator::Impl::initTiers() {
   mine.domainSize = setup_.forcedDomain ? 0 : envInt("TIERCC_DOMAIN_SIZE", 0);
   TIERCC_REQUIRE_ARG(mine.domainSize >= 0, "TIERCC_DOMAIN_SIZE must be positive, got ", mine.domainSize);
   TIERCC_REQUIRE_ARG(mine.domainId >= -1, "TIERCC_DOMAIN_ID must be non-negative, got ", mine.domainId);
+  mine.cacheBytes = scaleUpLink_->spec().paced() ? 0 : coreCacheBytes();
   const std::string transportName = size > 1 ? defaultTransportName() : "none";
   const std::string scaleUpAsked = params::getString("TIERCC_SCALEUP");
   TIERCC_REQUIRE_ARG(scaleUpAsked == "auto" || scaleUpAsked == "shm" || scaleUpAsked == "emulated",
@@ -149,6 +150,15 @@ void Communicator::Impl::initTiers() {
       fail(ErrorCode::InvalidArgument, "ranks disagree on their settings: rank 0 has '", all[0].settings, "', rank ", r,
            " has '", all[r].settings, "' (set TIERCC_TRANSPORT, TIERCC_SHM_CHUNK, ... alike on every rank)");
   topo_ = detectTopology(all, rank);
+  // Every rank prices with the smallest cache, and with none where a domain is emulated (its
+  // windows are not one host's memory).
+  std::size_t cacheBytes = all[0].cacheBytes;
+  bool emulatedSomewhere = scaleUpAsked == "emulated";
+  for (int r = 0; r < size; ++r) {
+    cacheBytes = std::min(cacheBytes, all[r].cacheBytes);
+    emulatedSomewhere = emulatedSomewhere || all[r].hostId != all[topo_.rankAt(topo_.domainOf(r), 0)].hostId;
+  }
+  tierModel_.cacheBytes = emulatedSomewhere ? 0 : cacheBytes;
   if (store_->check({"store/host-rank"}))
     storeHostRank_ = std::atoi(store_->getString("store/host-rank", deadline).c_str());
   hostIndex_ = static_cast<int>(

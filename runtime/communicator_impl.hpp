@@ -64,8 +64,9 @@ class Communicator::Impl {
   std::string scaleOutEndpoint() const { return transport_ ? transport_->endpoint() : "none (one rank)"; }
   TierStats stats() const;
   std::string tierModelDescription() const {
-    return "scale-up " + tierModel_.scaleUp.describe() + "; scale-out " + tierModel_.scaleOut.describe() + " (" +
-           tierModelSource_ + ")";
+    return "scale-up " + tierModel_.scaleUp.describe() + "; scale-out " + tierModel_.scaleOut.describe() +
+           "; cross-memory " + tierModel_.crossMemory.describe() + "; cache " + std::to_string(tierModel_.cacheBytes) +
+           " B (" + tierModelSource_ + ")";
   }
   void abort();
   bool aborted() const { return aborted_.load(); }

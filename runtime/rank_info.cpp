@@ -13,7 +13,12 @@ namespace tiercc {
 
 std::string RankInfo::encode() const {
   std::ostringstream out;
-  out << hostId << '\n' << pid << '\n' << domainId << '\n' << domainSize << '\n' << settings << '\n';
+  out << hostId << '\n'
+      << pid << '\n'
+      << domainId << '\n'
+      << domainSize << '\n'
+      << cacheBytes << '\n'
+      << settings << '\n';
   return out.str();
 }
 
@@ -21,8 +26,8 @@ RankInfo RankInfo::decode(const std::string& text) {
   std::istringstream in(text);
   RankInfo r;
   std::getline(in, r.hostId);
-  in >> r.pid >> r.domainId >> r.domainSize;
-  in.ignore(1);  // the end of the domainSize line
+  in >> r.pid >> r.domainId >> r.domainSize >> r.cacheBytes;
+  in.ignore(1);  // the end of the cacheBytes line
   std::getline(in, r.settings);
   if (in.fail()) fail(ErrorCode::Internal, "malformed rank info record '", text, "'");
   return r;

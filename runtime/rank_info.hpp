@@ -15,6 +15,7 @@ struct RankInfo {
   int pid = 0;
   int domainId = -1;     ///< TIERCC_DOMAIN_ID, or -1 when unset
   int domainSize = 0;    ///< TIERCC_DOMAIN_SIZE, or 0 when unset
+  std::size_t cacheBytes = 0;  ///< coreCacheBytes() of this rank (0: none, or its scale-up is paced)
   std::string settings;  ///< the settings every rank must share, e.g. "transport=tcp shm_chunk=4194304"
 
   std::string encode() const;

@@ -1,6 +1,11 @@
 // The tier model from the settings (see tier_model.hpp).
 #include "runtime/tier_model.hpp"
 
+#include <unistd.h>
+
+#include <charconv>
+
+#include "core/errors.hpp"
 #include "core/params.hpp"
 
 namespace tiercc {
@@ -29,6 +34,19 @@ TierModel tierModelFromParams() {
   m.local = specFrom("TIERCC_TUNE_LOCAL_BW", nullptr);
   m.crossMemory = specFrom("TIERCC_TUNE_CMA_BW", "TIERCC_TUNE_CMA_LATENCY");
   return m;
+}
+
+std::size_t coreCacheBytes() {
+  const std::string text = params::getString("TIERCC_TUNE_CACHE");
+  if (text == "auto") {
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 > 0 ? static_cast<std::size_t>(l2) : 0;
+  }
+  std::size_t bytes = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), bytes);
+  TIERCC_REQUIRE_ARG(ec == std::errc() && end == text.data() + text.size(), "TIERCC_TUNE_CACHE='", text,
+                     "' is not auto or a number of bytes");
+  return bytes;
 }
 
 }  // namespace tiercc

@@ -11,4 +11,9 @@ namespace tiercc {
 /// transport too, so they are priced as scale-out.
 TierModel tierModelFromParams();
 
+/// This rank's TierModel::cacheBytes from TIERCC_TUNE_CACHE: "auto" is this CPU's L2 (0 where
+/// the system does not say), else a byte count. InvalidArgument when malformed. Ranks agree on
+/// the smallest (RankInfo::cacheBytes).
+std::size_t coreCacheBytes();
+
 }  // namespace tiercc

@@ -114,10 +114,11 @@ std::string encodeModel(const TierModel& m) {
          hexDouble(m.scaleOut.bytesPerSec) + " " + hexDouble(m.scaleOut.latencySec);
 }
 
-TierModel decodeModel(const std::string& text) {
+// What the probe measures, over `configured` (the figures it does not measure stay).
+TierModel decodeModel(const std::string& text, const TierModel& configured) {
   auto f = parseFields(text, 4);
   if (!f[0] || !f[1] || !f[2] || !f[3]) fail(ErrorCode::InvalidArgument, "tier probe: malformed model '", text, "'");
-  TierModel m;
+  TierModel m = configured;
   m.scaleUp = {*f[0], *f[1]};
   m.scaleOut = {*f[2], *f[3]};
   m.transportInside = m.scaleOut;  // as tierModelFromParams: the runtime's transport inside a domain
@@ -169,7 +170,7 @@ TierModel shareProbes(Store& store, const Topology& topo, const ProbeSample& min
       all.push_back(ProbeSample::decode(store.getString("probe/" + std::to_string(r), deadline)));
     store.setString("probe/agreed", encodeModel(agreeOnProbes(configured, all)));
   }
-  const TierModel agreed = decodeModel(store.getString("probe/agreed", deadline));
+  const TierModel agreed = decodeModel(store.getString("probe/agreed", deadline), configured);
   TIERCC_LOG(Info, Tune) << "tier probe (median of " << topo.size() << " ranks): scale-up "
                          << agreed.scaleUp.describe() << "; scale-out " << agreed.scaleOut.describe();
   return agreed;

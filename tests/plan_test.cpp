@@ -247,12 +247,18 @@ TEST(Selector, PipelineDepthFromTheCostModel) {
 // peers' inputs, where the hierarchical staged round also waits for its window's release. With
 // one domain an algorithm is priced on the cheapest path the domain may take, so symmetric
 // buffers keep the hierarchical plan's zero copy once copying the input costs more than a wait.
-TEST(Selector, OneShotGathersInsideOneDomain) {
-  TierModel m;  // the runtime's defaults (docs/parameters.md)
+TierModel runtimeDefaults() {  // docs/parameters.md, on a CPU with 1 MiB of L2
+  TierModel m;
   m.scaleUp = {8e9, 0.5e-6};
   m.scaleOut = m.transportInside = {1.25e9, 30e-6};
   m.local = {16e9, 0};
-  m.crossMemory = {2e9, 3e-6};
+  m.crossMemory = {6.5e9, 3e-6};
+  m.cacheBytes = 1 << 20;
+  return m;
+}
+
+TEST(Selector, OneShotGathersInsideOneDomain) {
+  const TierModel m = runtimeDefaults();
   const Shape one = Shape::uniformDomains(1, 4);
   RankView view;
   view.domainSize = 4;
@@ -311,6 +317,48 @@ TEST(Selector, BadOverridesAreClearErrors) {
       EXPECT_NE(std::string(e.what()).find("TIERCC_ALGO"), std::string::npos) << e.what();
     }
   }
+}
+
+// Inside one host's memory a fragment that a rank stages for its peers stays in its core's
+// cache while they read it if it fits: those reads run at the local rate. Beyond, they cross
+// between the cores' caches, and reading the peers' untouched buffers through the kernel (one
+// copy, cross-memory attach) wins: every collective takes it for large ordinary buffers and
+// stays staged for small ones (measured: docs/performance.md, "Which path, by size").
+TEST(Selector, CrossMemoryOnceStagedCopiesLeaveTheCache) {
+  const TierModel m = runtimeDefaults();
+  TierModel noCache = m;
+  noCache.cacheBytes = 0;
+  const Shape one = Shape::uniformDomains(1, 2);
+  // The cache term: the same staged plan is cheaper where its reads fit, the same where not.
+  const Plan small = buildPlan(Algorithm::Hierarchical, request(Collective::Broadcast, 64 << 10), one);
+  const Plan large = buildPlan(Algorithm::Hierarchical, request(Collective::Broadcast, 1 << 20), one);
+  EXPECT_TRUE(stagedReadsCached(small, m));
+  EXPECT_FALSE(stagedReadsCached(small, noCache));
+  EXPECT_FALSE(stagedReadsCached(large, m));
+  EXPECT_LT(price(small, m).seconds, price(small, noCache).seconds);
+  EXPECT_DOUBLE_EQ(price(large, m).seconds, price(large, noCache).seconds);
+  // Cross-memory reads are not plain loads of staged data: the cache does not price them.
+  const Plan cma = buildPlan(Algorithm::Hierarchical, request(Collective::Broadcast, 64 << 10), one, Path::CrossMemory);
+  EXPECT_DOUBLE_EQ(price(cma, m).seconds, price(cma, noCache).seconds);
+
+  RankView view;
+  view.domainSize = 2;
+  view.crossMemory = true;
+  Selector sel(one, m, AlgoOverrides{}, 16384, view);
+  for (Collective c : {Collective::AllGather, Collective::AllToAll, Collective::AllReduce, Collective::ReduceScatter,
+                       Collective::Broadcast}) {
+    const Choice& little = sel.choose(request(c, 16 << 10));  // 64 KiB per rank or block
+    EXPECT_EQ(little.plans.front().path, Path::Staged) << toString(c);
+    const Choice& big = sel.choose(request(c, 2 << 20));  // 8 MiB
+    EXPECT_EQ(big.plans.front().path, Path::CrossMemory) << toString(c);
+    EXPECT_EQ(big.algorithm, Algorithm::Hierarchical) << toString(c);
+  }
+  // An allreduce of 256 KiB stages what fits the cache: priced without it, it would go through
+  // the kernel at 0.6x the speed (measured).
+  const Request mid = request(Collective::AllReduce, 64 << 10);
+  EXPECT_EQ(sel.choose(mid).plans.front().path, Path::Staged);
+  Selector blind(one, noCache, AlgoOverrides{}, 16384, view);
+  EXPECT_EQ(blind.choose(mid).plans.front().path, Path::CrossMemory);
 }
 
 }  // namespace

@@ -100,12 +100,14 @@ TEST(Topology, RankInfoRoundTrips) {
   r.pid = 1234;
   r.domainId = 3;
   r.domainSize = 0;
+  r.cacheBytes = 1 << 20;
   r.settings = "transport=tcp shm_chunk=4096";
   RankInfo back = RankInfo::decode(r.encode());
   EXPECT_EQ(back.settings, r.settings);
   EXPECT_EQ(back.hostId, r.hostId);
   EXPECT_EQ(back.pid, r.pid);
   EXPECT_EQ(back.domainId, r.domainId);
+  EXPECT_EQ(back.cacheBytes, r.cacheBytes);
 }
 
 class EnvTest : public ::testing::Test {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum Coll { kAllreduce, kAllgather, kAlltoall };
+enum Coll { kAllreduce, kAllgather, kAlltoall, kReduceScatter, kBroadcast, kReduce };
 
 struct Options {
   enum Coll coll;
@@ -39,11 +39,12 @@ static size_t parse_size(const char* text) {
 
 static void usage(const char* argv0) {
   fprintf(stderr,
-          "usage: %s -c allreduce|allgather|alltoall [-b MIN] [-e MAX] [-f FACTOR]\n"
-          "          [-n ITERS] [-w WARMUP] [--json FILE]\n"
-          "  sizes follow nccl-tests: allreduce = buffer per rank, allgather = total\n"
-          "  received per rank, alltoall = total sent per rank; the count column is the\n"
-          "  count passed to the call (per rank, per peer for alltoall); type is f32\n",
+          "usage: %s -c allreduce|allgather|alltoall|reduce_scatter|broadcast|reduce\n"
+          "          [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP] [--json FILE]\n"
+          "  sizes follow nccl-tests: allreduce, broadcast, reduce = buffer per rank,\n"
+          "  allgather = total received per rank, alltoall and reduce_scatter = total sent\n"
+          "  per rank; the count column is the count passed to the call (per rank, per peer\n"
+          "  for alltoall, per block for reduce_scatter); type is f32, root 0, op sum\n",
           argv0);
 }
 
@@ -61,6 +62,12 @@ static int parse_options(int argc, char** argv, struct Options* opt) {
         opt->coll = kAllgather;
       else if (!strcmp(val, "alltoall"))
         opt->coll = kAlltoall;
+      else if (!strcmp(val, "reduce_scatter"))
+        opt->coll = kReduceScatter;
+      else if (!strcmp(val, "broadcast"))
+        opt->coll = kBroadcast;
+      else if (!strcmp(val, "reduce"))
+        opt->coll = kReduce;
       else
         return -1;
     } else if (!strcmp(arg, "-b")) {
@@ -87,11 +94,14 @@ static int parse_options(int argc, char** argv, struct Options* opt) {
   return 0;
 }
 
+/* Whether the size is divided into a block per rank (allgather, alltoall, reduce_scatter). */
+static int per_rank_blocks(enum Coll coll) { return coll == kAllgather || coll == kAlltoall || coll == kReduceScatter; }
+
 /* Elements per rank block, which is also nccl-tests' count column (the count passed to the call):
- * for allgather and alltoall the size is divided by nranks and rounded down. */
+ * where there is a block per rank the size is divided by nranks and rounded down. */
 static size_t block_count(const struct Options* opt, size_t bytes, int nranks) {
   size_t count = bytes / sizeof(float);
-  return opt->coll == kAllreduce ? count : count / (size_t)nranks;
+  return per_rank_blocks(opt->coll) ? count / (size_t)nranks : count;
 }
 
 /* Small integers only, so that float sums stay exact and any wrong element shows. */
@@ -101,10 +111,19 @@ static float alltoall_input(int from, int to, size_t i) {
   return (float)(((size_t)from * 31 + (size_t)to * 17 + i) % 4093);
 }
 
-static void fill_inputs(const struct Options* opt, float* send, size_t block, int rank, int n) {
+/* A broadcast's buffer is `recv` on every rank: the root fills it, the others receive into it. */
+static void fill_inputs(const struct Options* opt, float* send, float* recv, size_t block, int rank, int n) {
   switch (opt->coll) {
     case kAllreduce:
+    case kReduce:
       for (size_t i = 0; i < block; i++) send[i] = allreduce_input(rank, i);
+      break;
+    case kReduceScatter:
+      for (size_t i = 0; i < block * (size_t)n; i++) send[i] = allreduce_input(rank, i);
+      break;
+    case kBroadcast:
+      if (rank == 0)
+        for (size_t i = 0; i < block; i++) recv[i] = allgather_input(0, i);
       break;
     case kAllgather:
       for (size_t i = 0; i < block; i++) send[i] = allgather_input(rank, i);
@@ -122,10 +141,22 @@ static long long count_wrong(const struct Options* opt, const float* recv, size_
   long long wrong = 0;
   switch (opt->coll) {
     case kAllreduce:
+    case kReduce:
+      if (opt->coll == kReduce && rank != 0) break; /* only the root receives */
       for (size_t i = 0; i < block; i++) {
         float want = (float)(n * (n + 1) / 2 + n * (int)(i % 13));
         wrong += recv[i] != want;
       }
+      break;
+    case kReduceScatter:
+      for (size_t i = 0; i < block; i++) {
+        size_t at = (size_t)rank * block + i; /* this rank's block of the reduced vector */
+        float want = (float)(n * (n + 1) / 2 + n * (int)(at % 13));
+        wrong += recv[i] != want;
+      }
+      break;
+    case kBroadcast:
+      for (size_t i = 0; i < block; i++) wrong += recv[i] != allgather_input(0, i);
       break;
     case kAllgather:
       for (int from = 0; from < n; from++)
@@ -153,10 +184,20 @@ static void run_once(const struct Options* opt, const float* send, float* recv, 
     case kAlltoall:
       MPI_Alltoall(send, count, MPI_FLOAT, recv, count, MPI_FLOAT, MPI_COMM_WORLD);
       break;
+    case kReduceScatter:
+      MPI_Reduce_scatter_block(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      break;
+    case kBroadcast:
+      MPI_Bcast(recv, count, MPI_FLOAT, 0, MPI_COMM_WORLD);
+      break;
+    case kReduce:
+      MPI_Reduce(send, recv, count, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+      break;
   }
 }
 
 static double bus_factor(enum Coll coll, int n) {
+  if (coll == kBroadcast || coll == kReduce) return 1.0;
   return coll == kAllreduce ? 2.0 * (n - 1) / n : (double)(n - 1) / n;
 }
 
@@ -226,12 +267,12 @@ int main(int argc, char** argv) {
        size *= opt.factor) {
     size_t block = block_count(&opt, (size_t)size, n);
     if (block == 0) continue; /* fewer elements than ranks: nothing to move */
-    size_t elems = opt.coll == kAllreduce ? block : block * (size_t)n;
+    size_t elems = per_rank_blocks(opt.coll) ? block * (size_t)n : block;
     size_t bytes = elems * sizeof(float);
 
     /* Check once per size, on a poisoned receive buffer. */
-    fill_inputs(&opt, send, block, rank, n);
     memset(recv, 0xff, elems * sizeof(float));
+    fill_inputs(&opt, send, recv, block, rank, n);
     run_once(&opt, send, recv, block);
     long long wrong = count_wrong(&opt, recv, block, rank, n);
     long long wrong_all = 0;
@@ -250,9 +291,11 @@ int main(int argc, char** argv) {
       double time_us = slowest * 1e6;
       double algbw = (double)bytes / slowest / 1e9;
       double busbw = algbw * bus_factor(opt.coll, n);
-      const char* redop = opt.coll == kAllreduce ? "sum" : "none";
-      printf("%12zu  %12zu  %8s  %6s  %6d  %10.2f  %7.2f  %7.2f  %6lld\n", bytes, block, "float",
-             redop, -1, time_us, algbw, busbw, wrong_all);
+      const int reduces = opt.coll == kAllreduce || opt.coll == kReduceScatter || opt.coll == kReduce;
+      const char* redop = reduces ? "sum" : "none";
+      const int root = opt.coll == kBroadcast || opt.coll == kReduce ? 0 : -1;
+      printf("%12zu  %12zu  %8s  %6s  %6d  %10.2f  %7.2f  %7.2f  %6lld\n", bytes, block, "float", redop, root, time_us,
+             algbw, busbw, wrong_all);
       fflush(stdout);
       if (json != NULL)
         fprintf(json,

@@ -247,7 +247,7 @@ def main():
         "type": "f32",
         "versions": args.versions,
         "busbw": "out-of-place, GB/s (1e9 B/s); nccl-tests factors: allreduce 2(n-1)/n, "
-                 "allgather and alltoall (n-1)/n",
+                 "allgather, alltoall and reduce_scatter (n-1)/n, broadcast and reduce 1",
         "tuned_malloc": "GLIBC_TUNABLES=" + TUNED_MALLOC,
         "openmpi_single_copy": args.ompi_single_copy,
         "bands (first last iters warmup)": [b.split() for b in args.bands.split(";") if b.strip()],

@@ -19,7 +19,8 @@ usage: bench/compare/run.sh [-n RANKS] [--domain-size K] [--colls LIST] [--min S
                             [--no-install]
   -n RANKS          ranks on this host (default 2)
   --domain-size K   passed to tiercc-run (default RANKS: one host is one scale-up domain)
-  --colls LIST      comma-separated, from allreduce,allgather,alltoall (default all three)
+  --colls LIST      comma-separated, from allreduce,allgather,alltoall,reduce_scatter,broadcast,
+                    reduce (default the first three); rooted ones at root 0
   --min/--max SIZE  sweep bounds in bytes, K/M/G suffixes allowed (default 8 and 64M); x2 steps
   --iters N         timed iterations up to --split (default 40; warmup N/8, at least 2)
   --iters-large N   timed iterations above --split (default max(3, N/8); warmup 1)
@@ -99,7 +100,9 @@ iters_large=${iters_large:-$((iters / 8 > 3 ? iters / 8 : 3))}
 warmup=$((iters / 8 > 2 ? iters / 8 : 2))
 IFS=, read -ra coll_list <<<"$colls"
 for coll in "${coll_list[@]}"; do
-  case $coll in allreduce | allgather | alltoall) ;; *) echo "unknown collective: $coll" >&2; exit 2 ;; esac
+  case $coll in allreduce | allgather | alltoall | reduce_scatter | broadcast | reduce) ;;
+    *) echo "unknown collective: $coll" >&2; exit 2 ;;
+  esac
 done
 want() { [[ ",$libs," == *",$1,"* ]]; }
 want_tiercc() { want tiercc || want tiercc-sym; }

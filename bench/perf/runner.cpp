@@ -195,6 +195,7 @@ Result measure(Communicator& comm, const Options& o, const Shape& s, bool inPlac
   r.scaleUpBytes = double(sums[1]) / o.iters;
   r.scaleOutBytes = double(sums[2]) / o.iters;
   r.algorithm = after.algorithm;
+  r.path = after.scaleUpPath;
   r.boundBytes = double(sums[3]) / o.iters;
   return r;
 }

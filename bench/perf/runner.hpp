@@ -31,6 +31,7 @@ struct Result {
   double scaleUpBytes = 0, scaleOutBytes = 0, boundBytes = 0;  ///< per call, summed over ranks
   bool ran = false;
   std::string algorithm;    ///< what ran (stats().algorithm), the selector's choice under --algo auto
+  std::string path;         ///< how it moved data inside the domain (stats().scaleUpPath)
 };
 
 /// Measures one placement; buffers are allocated by the caller once, at the largest size.
