@@ -40,9 +40,11 @@ void hierarchicalAllreduce(Plan& plan, const Request& req, const Shape& s) {
   reduce.latencySteps = direct ? 0 : F;  // direct: the send buffers are ready since Agree
   reduce.busiestBytes = double(kmax - 1) * S / R;
   reduce.scaleUpBytes = inside;
-  if (cma)
+  if (cma) {
     reduce.crossMemoryReads =
         (kmax - 1) * sumOverFragments(plan, [&](std::size_t n) { return ceilDiv(slice(n), kCrossMemoryChunkBytes); });
+    reduce.localBytes = reduce.busiestBytes;  // the kernel copies into a bounce buffer the reduction reads again
+  }
   describeExchange(reduce, Exchange::InDomain, double(S) / R);
 
   // Rank (d, j) sends the D - 1 other sub-slices of its slice, and later its own to D - 1 peers.

@@ -40,9 +40,11 @@ void hierarchicalReduceScatter(Plan& plan, const Request& req, const Shape& s) {
   reduce.latencySteps = direct ? 0 : F;  // direct: the send buffers are ready since Agree
   reduce.busiestBytes = double((kmax - 1) * handled * B);
   reduce.scaleUpBytes = overDomains(s, [&](std::uint64_t k) { return (k - 1) * N * B; });
-  if (plan.path == Path::CrossMemory)
+  if (plan.path == Path::CrossMemory) {
     reduce.crossMemoryReads =
         (kmax - 1) * sumOverFragments(plan, [&](std::size_t n) { return ceilDiv(n * es, kCrossMemoryChunkBytes); });
+    reduce.localBytes = reduce.busiestBytes;  // the kernel copies into a bounce buffer the reduction reads again
+  }
   describeExchange(reduce, Exchange::InDomain, double(N * B) / R);
 
   if (across) {  // into the owner's receive buffer; for owners beyond the rails, the holder's window
