@@ -323,7 +323,8 @@ TEST(Selector, BadOverridesAreClearErrors) {
 // cache while they read it if it fits: those reads run at the local rate. Beyond, they cross
 // between the cores' caches, and reading the peers' untouched buffers through the kernel (one
 // copy, cross-memory attach) wins: every collective takes it for large ordinary buffers and
-// stays staged for small ones (measured: docs/performance.md, "Which path, by size").
+// stays staged for small ones (measured: docs/performance.md, "Cross-memory attach where staged
+// copies leave the cache").
 TEST(Selector, CrossMemoryOnceStagedCopiesLeaveTheCache) {
   const TierModel m = runtimeDefaults();
   TierModel noCache = m;
