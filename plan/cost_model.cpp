@@ -8,10 +8,6 @@ namespace {
 
 double over(double bytes, double bytesPerSec) { return bytesPerSec > 0 ? bytes / bytesPerSec : 0; }
 
-}  // namespace
-
-namespace {
-
 // A step that reads domain peers' memory with plain loads: what they staged in their windows
 // (or fast boxes), or their mapped buffers (zero copy).
 bool readsPeers(const Step& st) {
@@ -27,7 +23,7 @@ const LinkSpec& TierModel::linkFor(const Step& step, bool cached) const {
   return cached && readsPeers(step) && local.bytesPerSec > 0 ? local : scaleUp;
 }
 
-bool stagedReadsCached(const Plan& plan, const TierModel& m) {
+bool peerReadsCached(const Plan& plan, const TierModel& m) {
   if (m.cacheBytes == 0 || plan.fragments == 0) return false;
   double perFragment = 0;
   for (const Step& st : plan.steps)
@@ -37,8 +33,8 @@ bool stagedReadsCached(const Plan& plan, const TierModel& m) {
 
 double stepSeconds(const Step& st, const TierModel& m, bool cached) {
   // Latency: one synchronisation or message round per latency step, on the tier's link (a
-  // cross-memory step, or a staged one read from the cache, still synchronises through the
-  // domain; cross-memory reads pay their own calls).
+  // cross-memory step, or one whose reads hit the cache, still synchronises through the domain;
+  // cross-memory reads pay their own calls).
   const LinkSpec& link = m.linkFor(st, cached);
   const LinkSpec& sync = &link == &m.crossMemory || &link == &m.local ? m.scaleUp : link;
   const double transfer =
@@ -58,7 +54,7 @@ Price price(const Plan& plan, const TierModel& model) {
   Price p;
   p.stepSeconds.reserve(plan.steps.size());
   p.inFlightSeconds.reserve(plan.steps.size());
-  const bool cached = stagedReadsCached(plan, model);
+  const bool cached = peerReadsCached(plan, model);
   for (const Step& st : plan.steps) {
     p.stepSeconds.push_back(stepSeconds(st, model, cached));
     p.inFlightSeconds.push_back(inFlightSeconds(st, model));

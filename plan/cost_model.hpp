@@ -25,8 +25,9 @@ struct TierModel {
   /// A core's own cache (L2), for domains in one host's memory. What a rank stages for its peers
   /// stays in its core's cache while they read it if a fragment's reads of peers' memory fit
   /// there: they then run at the local rate. Beyond, the lines cross between the cores' caches
-  /// at the scale-up rate (measured here: broadcast through the windows from 17 GB/s at 512 KiB
-  /// to 6 GB/s at 1 MiB, docs/performance.md). 0: no cache (NVLink, a paced link, tiercc-sim).
+  /// at the scale-up rate (measured here: broadcast through the windows from 14-15 GB/s at
+  /// 256-512 KiB to 6 GB/s at 1 MiB, docs/performance.md). 0: no cache (NVLink, a paced link,
+  /// tiercc-sim).
   std::size_t cacheBytes = 0;
 
   /// The link whose bandwidth paces `step`; `cached`: its plan's reads of peers fit the cache.
@@ -43,8 +44,8 @@ struct Price {
 
 /// Whether one fragment's plain reads of peers' memory (windows, mapped buffers) in `plan` fit
 /// TierModel::cacheBytes.
-bool stagedReadsCached(const Plan& plan, const TierModel& model);
-/// The time of one step (`cached`: stagedReadsCached of its plan), and of a plan (Plan::combine
+bool peerReadsCached(const Plan& plan, const TierModel& model);
+/// The time of one step (`cached`: peerReadsCached of its plan), and of a plan (Plan::combine
 /// of its steps').
 double stepSeconds(const Step& step, const TierModel& model, bool cached = false);
 /// The part of stepSeconds a scale-out step's transfers spend in flight: its latency steps.

@@ -136,7 +136,8 @@ void Communicator::Impl::initTiers() {
       " allreduce_oneshot_bytes=", oneShotLimitBytes_, " shm_copy=", params::getString("TIERCC_SHM_COPY"),
       " algo=", params::getString("TIERCC_ALGO"), " path=", params::getString("TIERCC_PATH"),
       " knomial_radix=", knomialRadix_, " pipeline_slots=", pipelineSlots_, " tune=", tierModel_.scaleUp.describe(),
-      "/", tierModel_.scaleOut.describe(), " probe=", params::getBool("TIERCC_TUNE_PROBE"));
+      "/", tierModel_.scaleOut.describe(), "/", tierModel_.local.describe(), "/", tierModel_.crossMemory.describe(),
+      " probe=", params::getBool("TIERCC_TUNE_PROBE"));
   // The rank whose process hosts the store says so (rank 0 of the world; in a split, whichever
   // rank that process is), before the rank infos every rank reads.
   if (setup_.hostedServer) store_->setString("store/host-rank", std::to_string(rank));

@@ -333,9 +333,9 @@ TEST(Selector, CrossMemoryOnceStagedCopiesLeaveTheCache) {
   // The cache term: the same staged plan is cheaper where its reads fit, the same where not.
   const Plan small = buildPlan(Algorithm::Hierarchical, request(Collective::Broadcast, 64 << 10), one);
   const Plan large = buildPlan(Algorithm::Hierarchical, request(Collective::Broadcast, 1 << 20), one);
-  EXPECT_TRUE(stagedReadsCached(small, m));
-  EXPECT_FALSE(stagedReadsCached(small, noCache));
-  EXPECT_FALSE(stagedReadsCached(large, m));
+  EXPECT_TRUE(peerReadsCached(small, m));
+  EXPECT_FALSE(peerReadsCached(small, noCache));
+  EXPECT_FALSE(peerReadsCached(large, m));
   EXPECT_LT(price(small, m).seconds, price(small, noCache).seconds);
   EXPECT_DOUBLE_EQ(price(large, m).seconds, price(large, noCache).seconds);
   // Cross-memory reads are not plain loads of staged data: the cache does not price them.
