@@ -54,6 +54,10 @@ struct Scratch {
   /// flag: a one-shot round next may skip waiting for Released (one_shot.cpp). Every other
   /// round clears it.
   bool afterOneShot = false;
+  /// The last round was a one-shot broadcast or reduce on alternating buffers: the ranks that
+  /// staged knew every peer had left the round before, but the ranks did not all wait on each
+  /// other. Such a round next may skip waiting for Released; any other waits (one_shot.cpp).
+  bool afterRootedOneShot = false;
   /// ... and it staged in the mailboxes: their sequence words are valid (one_shot.cpp).
   bool afterMailboxOneShot = false;
 };

@@ -1,8 +1,9 @@
 // The one-shot step (see plan/algorithms/one_shot.cpp): every rank stages its input and takes
 // ALL of its domain's inputs itself: an allreduce reduces them in local-rank order, so that every
 // rank of a domain gets the same bits (one wait instead of the two of reduce-scatter and
-// allgather); an allgather or all-to-all copies its blocks of them. The step runs its own round
-// of the domain's flags.
+// allgather); an allgather or all-to-all copies its blocks of them. A broadcast's or a reduce's
+// ranks take only what their role needs (rootedRound). The step runs its own round of the
+// domain's flags.
 //
 // Back-to-back one-shot rounds alternate between two buffers: the halves of the window, or, for
 // inputs up to about 512 B on shared memory, two "fast boxes" in the mailbox. A rank that saw
@@ -92,9 +93,85 @@ void copyBlocks(Call& c, Input input) {
   c.ctx.movedUp((c.k - 1) * bytes);
 }
 
+// Broadcast and reduce: the writers (a broadcast's root; a reduce's other ranks) stage their
+// input, the readers take it (a broadcast's peers copy the root's; a reduce's root reduces them
+// all), and nobody else waits on anybody. A reader raises Staged first, which says it has left
+// the round before; a writer, before it overwrites the buffer of round e - 2, waits for every
+// peer's Staged of round e - 1, and raises its own once its input is there. So a writer runs up
+// to a call ahead of its readers, as MPI's eager messages let it, and a reader waits only for
+// the data.
+void rootedRound(Call& c, const Step& st, Fragment& f) {
+  ExecContext& ctx = c.ctx;
+  Domain& dom = ctx.domain;
+  Scratch& s = ctx.scratch;
+  const bool broadcast = c.plan.coll == Collective::Broadcast, isRoot = c.me == c.rootLocal;
+  const bool writes = broadcast == isRoot;
+  const std::size_t bytes = f.count * c.es;
+  const std::size_t half = dom.windowBytes() / 2 / 64 * 64;
+  const bool inBox = dom.mailboxCoherent() && bytes <= kFastBoxPayload;
+  const bool alternate = inBox || bytes <= half;
+  const bool skipRelease = alternate && (s.afterOneShot || s.afterRootedOneShot);
+  const std::uint32_t epoch = skipRelease ? ++ctx.epoch : beginRound(ctx);
+  f.epoch = epoch;
+  const std::size_t which = epoch & 1;
+  auto box = [&](int p) { return dom.mailbox(p) + which * kFastBoxBytes; };
+  auto input = [&](int p) -> std::byte* {
+    return inBox ? box(p) + kFastBoxHeader : dom.window(p) + (alternate ? which * half : 0);
+  };
+  // The first fast-box round after another plan: the boxes may hold any bytes, so every rank
+  // writes this epoch into both of its own, and neither holds a later round's epoch by chance.
+  if (inBox && !s.afterMailboxOneShot)
+    for (std::size_t b = 0; b < 2; ++b)
+      boxEpoch(dom.mailbox(c.me) + b * kFastBoxBytes).store(epoch - 1, std::memory_order_relaxed);
+  if (writes) {
+    if (skipRelease)  // beginRound did not wait: have the peers left round e - 2?
+      for (int p = 0; p < c.k; ++p) waitPeer(ctx, p, kFlagStaged, epoch - 1, false);
+    std::memcpy(input(c.me), c.send(), bytes);
+    if (inBox) {
+      boxPrint(box(c.me)).store(ctx.tagSalt, std::memory_order_relaxed);
+      boxEpoch(box(c.me)).store(epoch, std::memory_order_release);
+    }
+    dom.signal(kFlagStaged, epoch);
+    if (broadcast && c.send() != c.recv()) std::memcpy(c.recv(), c.send(), bytes);
+  } else {
+    dom.signal(kFlagStaged, epoch);
+    auto arrived = [&](int p) {  // the writer's input is there
+      if (inBox && s.afterMailboxOneShot && pollBox(box(p), epoch)) {
+        if (boxPrint(box(p)).load(std::memory_order_relaxed) != ctx.tagSalt) comparePeerCall(ctx, p);
+      } else {
+        waitPeer(ctx, p, kFlagStaged, epoch);
+      }
+    };
+    if (broadcast) {
+      arrived(c.rootLocal);
+      std::memcpy(c.recv(), input(c.rootLocal), bytes);
+      ctx.movedUp(bytes);
+    } else {
+      // This rank's input first (the output may alias it), then the others from the next rank on.
+      for (int i = 1; i < c.k; ++i) arrived((c.me + i) % c.k);
+      std::byte* out = c.recv();
+      if (c.k == 1) {
+        if (out != c.send()) std::memcpy(out, c.send(), bytes);
+      } else {
+        reduce3(out, c.send(), input((c.me + 1) % c.k), f.count, c.args.dt, c.args.op);
+      }
+      for (int i = 2; i < c.k; ++i) reduceInto(out, input((c.me + i) % c.k), f.count, c.args.dt, c.args.op);
+      ctx.movedUp((c.k - 1) * bytes);
+      c.finishAvg(st, out, f.count);
+    }
+  }
+  endRound(ctx, epoch);
+  // A one-shot round of every rank next waits for Released: this one's ranks did not all see
+  // each other's Staged.
+  s.afterOneShot = false;
+  s.afterRootedOneShot = alternate;
+  s.afterMailboxOneShot = inBox;
+}
+
 }  // namespace
 
 void oneShot(Call& c, const Step& st, Fragment& f) {
+  if (c.plan.coll == Collective::Broadcast || c.plan.coll == Collective::Reduce) return rootedRound(c, st, f);
   ExecContext& ctx = c.ctx;
   Domain& dom = ctx.domain;
   Scratch& s = ctx.scratch;
@@ -106,6 +183,8 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
   const bool inBox = dom.mailboxCoherent() && inputBytes <= kFastBoxPayload;
   const bool alternate = inBox || inputBytes <= half;
   // The call's only round: its deadline, set at the call, is fresh.
+  // After a broadcast round, whose peers did not all wait on each other, the round waits for
+  // Released as any other does.
   const std::uint32_t epoch = alternate && s.afterOneShot ? ++ctx.epoch : beginRound(ctx);
   f.epoch = epoch;
   const bool poll = inBox && s.afterMailboxOneShot;
@@ -149,6 +228,7 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
     reduceDomain(c, st, f, input);
   endRound(ctx, epoch);  // our window may be overwritten from here on; we hold what we need of it
   s.afterOneShot = alternate;
+  s.afterRootedOneShot = false;
   s.afterMailboxOneShot = inBox;
 }
 

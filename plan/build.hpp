@@ -133,9 +133,14 @@ void hierarchicalAlltoall(Plan& plan, const Request& req, const Shape& shape);
 // Small messages: every rank reduces its whole domain, then the rails exchange results.
 void oneShot(Plan& plan, const Request& req, const Shape& shape);  // allreduce and barrier
 std::string oneShotUnsupported(const Request& req, const Shape& shape);
-void oneShotGather(Plan& plan, const Request& req, const Shape& shape);  // allgather and alltoall
+// Inside one domain: allgather and all-to-all, broadcast, reduce (what they cannot run: the same
+// rules).
+void oneShotGather(Plan& plan, const Request& req, const Shape& shape);
+void oneShotBroadcast(Plan& plan, const Request& req, const Shape& shape);
+void oneShotReduce(Plan& plan, const Request& req, const Shape& shape);
 std::string oneShotGatherUnsupported(const Request& req, const Shape& shape);
-/// What a one-shot allgather (its block) or all-to-all (all its blocks) rank stages.
+/// What a one-shot allgather (its block), broadcast or reduce (the vector) or all-to-all (all its
+/// blocks) rank stages.
 std::size_t oneShotInputBytes(const Request& req, const Shape& shape);
 // Flat patterns over the transport.
 void ringAllreduce(Plan& plan, const Request& req, const Shape& shape);

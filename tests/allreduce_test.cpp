@@ -153,8 +153,46 @@ void runMixedRounds(const Layout& layout, const std::vector<std::pair<std::strin
                                    << want << " (" << comm.stats().algorithm << ")");
             }
         };
+        // One-shot broadcasts and reduces, three of each in a row (the ranks that stage may run a
+        // call ahead): a root, then the next rank twice; fast box or window, in place or not.
+        auto rooted = [&](int it, int kind) {
+          const std::size_t count = kind == 10 ? 2 : 300;
+          for (int b = 0; b < 3; ++b) {
+            const int root = (it + (b > 0 ? 1 : 0)) % n;
+            auto value = [&](std::size_t i) { return it * 1000 + b * 100 + root * 10 + int(i % 7); };
+            std::vector<std::int32_t> buf(count, -1), dst(count, -1);
+            if (rank == root)
+              for (std::size_t i = 0; i < count; ++i) buf[i] = value(i);
+            const bool inPlace = (it + b) % 2;
+            comm.broadcast(buf.data(), inPlace ? buf.data() : dst.data(), count, DataType::I32, root);
+            const std::vector<std::int32_t>& got = inPlace ? buf : dst;
+            for (std::size_t i = 0; i < count; ++i)
+              TIERCC_CHECK(got[i] == value(i), "call " << it << " broadcast " << b << " from " << root << " count "
+                                                       << count << " element " << i << " = " << got[i] << ", expected "
+                                                       << value(i) << " (" << comm.stats().algorithm << ")");
+          }
+          for (int b = 0; b < 3; ++b) {
+            const int root = (it + (b > 0 ? 1 : 0)) % n;
+            std::vector<std::int32_t> buf(count), dst(count, -1);
+            for (std::size_t i = 0; i < count; ++i) buf[i] = it * 100 + b * 10 + rank + int(i % 5);
+            const bool inPlace = (it + b) % 2;
+            comm.reduce(buf.data(), inPlace ? buf.data() : dst.data(), count, DataType::I32, ReduceOp::Sum, root);
+            if (rank != root) continue;
+            const std::vector<std::int32_t>& got = inPlace ? buf : dst;
+            for (std::size_t i = 0; i < count; ++i) {
+              const std::int32_t want = n * (it * 100 + b * 10 + int(i % 5)) + n * (n - 1) / 2;
+              TIERCC_CHECK(got[i] == want, "call " << it << " reduce " << b << " to " << root << " count " << count
+                                                   << " element " << i << " = " << got[i] << ", expected " << want
+                                                   << " (" << comm.stats().algorithm << ")");
+            }
+          }
+        };
         for (int it = 0; it < 300; ++it) {
-          const int kind = (it * 7) % 10;
+          const int kind = (it * 7) % 12;
+          if (kind >= 10) {
+            rooted(it, kind);
+            continue;
+          }
           if (kind >= 6) {
             gathers(it, kind);
             continue;

@@ -319,6 +319,27 @@ TEST(Selector, BadOverridesAreClearErrors) {
   }
 }
 
+// A small broadcast inside one domain is one copy of the root's staged vector by each peer,
+// with no wait for the window's release: one_shot, cheaper than the hierarchical plan's two waits.
+TEST(Selector, OneShotRootedInsideOneDomain) {
+  const TierModel m = runtimeDefaults();
+  const Shape one = Shape::uniformDomains(1, 4);
+  RankView view;
+  view.domainSize = 4;
+  Selector sel(one, m, AlgoOverrides{}, 16384, view);
+  const Request small = request(Collective::Broadcast, 2);  // 8 B
+  EXPECT_EQ(sel.decide(small), Algorithm::OneShot);
+  const Plan plan = buildPlan(Algorithm::OneShot, small, one);
+  ASSERT_EQ(plan.steps.size(), 1u);
+  EXPECT_EQ(plan.steps[0].latencySteps, 1);
+  EXPECT_EQ(plan.scaleUpBytes(), 3u * 8);  // each of the 3 peers copies the 8 B
+  EXPECT_NE(unsupportedReason(Algorithm::OneShot, small, Shape::uniformDomains(2, 2)), "");
+  EXPECT_NE(unsupportedReason(Algorithm::OneShot, request(Collective::Broadcast, 1 << 20), one), "");  // 4 MiB
+  // A reduce the same way round: the others stage, the root reads them all.
+  EXPECT_EQ(sel.decide(request(Collective::Reduce, 2)), Algorithm::OneShot);
+  EXPECT_EQ(buildPlan(Algorithm::OneShot, request(Collective::Reduce, 2), one).scaleUpBytes(), 3u * 8);
+}
+
 // Inside one host's memory a fragment that a rank stages for its peers stays in its core's
 // cache while they read it if it fits: those reads run at the local rate. Beyond, they cross
 // between the cores' caches, and reading the peers' untouched buffers through the kernel (one

@@ -11,6 +11,11 @@
 // rounds alternate between two buffers (exec/one_shot.cpp), so a round that fits half the
 // window waits once, on its peers' inputs, where the hierarchical plan's staged round also
 // waits for the window's release.
+//
+// Broadcast and reduce, inside one domain: the root stages its vector there and every other rank
+// copies it; every other rank stages its input and the root reduces them all. Nobody waits for
+// the release: a rank that stages waits only until its peers have left the round before, and a
+// rank that reads only for the data, so the stagers may run a call ahead (exec/one_shot.cpp).
 #include "core/errors.hpp"
 #include "plan/build.hpp"
 
@@ -34,7 +39,7 @@ std::string oneShotUnsupported(const Request& req, const Shape& s) {
 std::string oneShotGatherUnsupported(const Request& req, const Shape& s) {
   if (s.numDomains() > 1)
     return concat("one_shot ", toString(req.coll),
-                  " runs inside one domain (across domains the hierarchical plan's rails carry each block once)");
+                  " runs inside one domain (across domains the hierarchical plan's rails carry the data once)");
   const std::size_t staged = oneShotInputBytes(req, s);
   if (staged > req.windowBytes)
     return concat("one_shot ", toString(req.coll), " needs its input of ", staged, " B to fit the window (",
@@ -65,6 +70,31 @@ void oneShotGather(Plan& plan, const Request& req, const Shape& s) {
   gather.localBytes = double(input + B);  // its input in, its own block out
   gather.scaleUpBytes = N * (k - 1) * B;
   describeExchange(gather, Exchange::InDomain, double(B));
+}
+
+void oneShotBroadcast(Plan& plan, const Request& req, const Shape& s) {
+  const std::uint64_t S = plan.count * dataTypeSize(req.dt), k = s.maxDomainSize();
+  cutFragments(plan, plan.count, 1);
+  plan.rounds = Rounds::InStep;
+  Step& copy = addStep(plan, StepKind::OneShot, Group::Domain, "every rank copies the root's vector", Pieces::Whole,
+                       Buffer::Send, Buffer::Recv);
+  copy.latencySteps = S <= req.windowBytes / 2 ? 1 : 2;
+  copy.busiestBytes = double(S);
+  copy.localBytes = double(S);  // the root stages its vector
+  copy.scaleUpBytes = (k - 1) * S;
+}
+
+void oneShotReduce(Plan& plan, const Request& req, const Shape& s) {
+  const std::uint64_t S = plan.count * dataTypeSize(req.dt), k = s.maxDomainSize();
+  cutFragments(plan, plan.count, 1);
+  plan.rounds = Rounds::InStep;
+  Step& reduce = addStep(plan, StepKind::OneShot, Group::Domain, "the root reduces every rank's input", Pieces::Whole,
+                         Buffer::Send, Buffer::Recv);
+  reduce.finalizes = true;
+  reduce.latencySteps = S <= req.windowBytes / 2 ? 1 : 2;
+  reduce.busiestBytes = double((k - 1) * S);
+  reduce.localBytes = double(S);  // the others stage their inputs
+  reduce.scaleUpBytes = (k - 1) * S;
 }
 
 void oneShot(Plan& plan, const Request& req, const Shape& s) {
