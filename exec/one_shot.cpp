@@ -119,7 +119,8 @@ void rootedRound(Call& c, const Step& st, Fragment& f) {
     return inBox ? box(p) + kFastBoxHeader : dom.window(p) + (alternate ? which * half : 0);
   };
   // The first fast-box round after another plan: the boxes may hold any bytes, so every rank
-  // writes this epoch into both of its own, and neither holds a later round's epoch by chance.
+  // writes the round before's epoch into both of its own, and neither holds this or a later
+  // round's epoch by chance.
   if (inBox && !s.afterMailboxOneShot)
     for (std::size_t b = 0; b < 2; ++b)
       boxEpoch(dom.mailbox(c.me) + b * kFastBoxBytes).store(epoch - 1, std::memory_order_relaxed);
@@ -183,8 +184,8 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
   const bool inBox = dom.mailboxCoherent() && inputBytes <= kFastBoxPayload;
   const bool alternate = inBox || inputBytes <= half;
   // The call's only round: its deadline, set at the call, is fresh.
-  // After a broadcast round, whose peers did not all wait on each other, the round waits for
-  // Released as any other does.
+  // After a broadcast or reduce round, whose ranks did not all wait on each other, the round
+  // waits for Released as after any other.
   const std::uint32_t epoch = alternate && s.afterOneShot ? ++ctx.epoch : beginRound(ctx);
   f.epoch = epoch;
   const bool poll = inBox && s.afterMailboxOneShot;

@@ -136,8 +136,7 @@ std::string oneShotUnsupported(const Request& req, const Shape& shape);
 // Inside one domain: allgather and all-to-all, broadcast, reduce (what they cannot run: the same
 // rules).
 void oneShotGather(Plan& plan, const Request& req, const Shape& shape);
-void oneShotBroadcast(Plan& plan, const Request& req, const Shape& shape);
-void oneShotReduce(Plan& plan, const Request& req, const Shape& shape);
+void oneShotRooted(Plan& plan, const Request& req, const Shape& shape);  // broadcast and reduce
 std::string oneShotGatherUnsupported(const Request& req, const Shape& shape);
 /// What a one-shot allgather (its block), broadcast or reduce (the vector) or all-to-all (all its
 /// blocks) rank stages.

@@ -257,12 +257,18 @@ TierModel runtimeDefaults() {  // docs/parameters.md, on a CPU with 1 MiB of L2
   return m;
 }
 
+// A selector for one domain of 4 ranks with the runtime's defaults (ordinary buffers, no
+// cross-memory attach).
+Selector oneDomainOfFour(const TierModel& m) {
+  RankView view;
+  view.domainSize = 4;
+  return Selector(Shape::uniformDomains(1, 4), m, AlgoOverrides{}, 16384, view);
+}
+
 TEST(Selector, OneShotGathersInsideOneDomain) {
   const TierModel m = runtimeDefaults();
   const Shape one = Shape::uniformDomains(1, 4);
-  RankView view;
-  view.domainSize = 4;
-  Selector sel(one, m, AlgoOverrides{}, 16384, view);
+  Selector sel = oneDomainOfFour(m);
   for (Collective c : {Collective::AllGather, Collective::AllToAll}) {
     EXPECT_EQ(sel.decide(request(c, 2)), Algorithm::OneShot) << toString(c);
     const Plan plan = buildPlan(Algorithm::OneShot, request(c, 2), one);
@@ -319,14 +325,12 @@ TEST(Selector, BadOverridesAreClearErrors) {
   }
 }
 
-// A small broadcast inside one domain is one copy of the root's staged vector by each peer,
-// with no wait for the window's release: one_shot, cheaper than the hierarchical plan's two waits.
+// A small broadcast inside one domain is one copy of the root's staged vector by each peer (a
+// reduce, the root's reads of its peers' inputs), with no wait for the window's release:
+// one_shot, cheaper than the hierarchical plan's two waits.
 TEST(Selector, OneShotRootedInsideOneDomain) {
-  const TierModel m = runtimeDefaults();
   const Shape one = Shape::uniformDomains(1, 4);
-  RankView view;
-  view.domainSize = 4;
-  Selector sel(one, m, AlgoOverrides{}, 16384, view);
+  Selector sel = oneDomainOfFour(runtimeDefaults());
   const Request small = request(Collective::Broadcast, 2);  // 8 B
   EXPECT_EQ(sel.decide(small), Algorithm::OneShot);
   const Plan plan = buildPlan(Algorithm::OneShot, small, one);

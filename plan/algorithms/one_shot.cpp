@@ -72,29 +72,19 @@ void oneShotGather(Plan& plan, const Request& req, const Shape& s) {
   describeExchange(gather, Exchange::InDomain, double(B));
 }
 
-void oneShotBroadcast(Plan& plan, const Request& req, const Shape& s) {
+void oneShotRooted(Plan& plan, const Request& req, const Shape& s) {
+  const bool broadcast = req.coll == Collective::Broadcast;
   const std::uint64_t S = plan.count * dataTypeSize(req.dt), k = s.maxDomainSize();
   cutFragments(plan, plan.count, 1);
   plan.rounds = Rounds::InStep;
-  Step& copy = addStep(plan, StepKind::OneShot, Group::Domain, "every rank copies the root's vector", Pieces::Whole,
-                       Buffer::Send, Buffer::Recv);
-  copy.latencySteps = S <= req.windowBytes / 2 ? 1 : 2;
-  copy.busiestBytes = double(S);
-  copy.localBytes = double(S);  // the root stages its vector
-  copy.scaleUpBytes = (k - 1) * S;
-}
-
-void oneShotReduce(Plan& plan, const Request& req, const Shape& s) {
-  const std::uint64_t S = plan.count * dataTypeSize(req.dt), k = s.maxDomainSize();
-  cutFragments(plan, plan.count, 1);
-  plan.rounds = Rounds::InStep;
-  Step& reduce = addStep(plan, StepKind::OneShot, Group::Domain, "the root reduces every rank's input", Pieces::Whole,
-                         Buffer::Send, Buffer::Recv);
-  reduce.finalizes = true;
-  reduce.latencySteps = S <= req.windowBytes / 2 ? 1 : 2;
-  reduce.busiestBytes = double((k - 1) * S);
-  reduce.localBytes = double(S);  // the others stage their inputs
-  reduce.scaleUpBytes = (k - 1) * S;
+  Step& st = addStep(plan, StepKind::OneShot, Group::Domain,
+                     broadcast ? "every rank copies the root's vector" : "the root reduces every rank's input",
+                     Pieces::Whole, Buffer::Send, Buffer::Recv);
+  st.finalizes = !broadcast;
+  st.latencySteps = S <= req.windowBytes / 2 ? 1 : 2;
+  st.busiestBytes = double(broadcast ? S : (k - 1) * S);  // a peer reads the root's vector; a root, every peer's
+  st.localBytes = double(S);                               // what the ranks that stage copy in
+  st.scaleUpBytes = (k - 1) * S;
 }
 
 void oneShot(Plan& plan, const Request& req, const Shape& s) {
