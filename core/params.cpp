@@ -85,7 +85,11 @@ const std::vector<Info> kParams = {
      "TIERCC_TUNE_* figures (the scale-up latency stays configured)"},
     {"TIERCC_REDUCE_ISA", "string", "auto",
      "reduction kernels: auto (the best this CPU runs), generic, avx2 or avx512"},
-    {"TIERCC_SHM_CHUNK", "int", "4194304", "bytes per rank of the shared-memory staging window"},
+    {"TIERCC_SHM_CHUNK", "string", "auto",
+     "bytes per rank of the scale-up staging window (a multiple of 64, at least 4096), or auto: the cost model's, "
+     "the smallest from 4 MiB up to TIERCC_SHM_CHUNK_MAX at which a long pipeline runs within 5% of the largest's "
+     "rate (plan/window_size.hpp)"},
+    {"TIERCC_SHM_CHUNK_MAX", "int", "67108864", "the largest staging window TIERCC_SHM_CHUNK=auto takes, in bytes"},
     {"TIERCC_SHM_COPY", "string", "auto",
      "cross-memory attach for ordinary buffers on shm: auto (set up where the kernel permits it; the cost model "
      "decides when to use it), cma (require it: an error where the kernel refuses), staged (never)"},

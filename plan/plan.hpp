@@ -38,6 +38,9 @@ struct Shape {
 };
 Shape shapeOf(const Topology& topo);
 
+/// The staging window of each rank unless the cost model asks for a larger one (TIERCC_SHM_CHUNK).
+inline constexpr std::size_t kDefaultWindowBytes = std::size_t{4} << 20;
+
 /// What is asked: the collective, its size, and what the algorithm must know about it.
 struct Request {
   Collective coll = Collective::AllReduce;
@@ -47,7 +50,9 @@ struct Request {
   int root = 0;                        ///< broadcast, reduce
   int peer = 0;                        ///< send, recv
   int radix = 2;                       ///< k-nomial trees
-  std::size_t windowBytes = 4u << 20;  ///< the scale-up staging window (the scratch is sized from it)
+  /// The scale-up staging window (the scratch is sized from it), or for a pipelined plan the part
+  /// of it its fragments are cut from (plan/pipeline_depth.hpp).
+  std::size_t windowBytes = kDefaultWindowBytes;
   std::size_t railMessageBytes = 0;    ///< the transport's preferred largest rail message (0: any)
   /// Fragments in flight across domains (Plan::slots), 1 to kMaxSlots; 0: buildPlan takes 2, the
   /// selector the depth the cost model prices fastest (plan/pipeline_depth.hpp).
@@ -102,6 +107,9 @@ struct Plan {
   std::size_t fragmentCount = 0;  ///< elements of each block per fragment
   std::uint32_t fragments = 0;    ///< ceil(count / fragmentCount)
   std::uint32_t slots = 1;        ///< fragments in flight, each in its 1/slots of window and scratch
+  /// The part of the window its fragments were cut from (Request::windowBytes): a pipelined plan
+  /// may cut them from less than the whole, each still in its 1/slots of the domain's window.
+  std::size_t windowBytes = 0;
   Rounds rounds = Rounds::None;
   std::uint32_t directNeeds = 0;  ///< DirectNeeds, for a ZeroCopy or CrossMemory plan
   double predictedSeconds = 0;    ///< the selector's price of it (0: not priced)

@@ -111,6 +111,7 @@ Plan buildPlan(Algorithm a, const Request& asked, const Shape& shape, Path path)
   plan.boundBytes = slowTierBound(req, shape);
   plan.count = req.count;
   plan.elementBytes = dataTypeSize(req.dt);
+  plan.windowBytes = req.windowBytes;
   using C = Collective;
   const C c = req.coll;
   const bool perRank = c == C::ReduceScatter || c == C::AllGather || c == C::AllToAll;

@@ -69,6 +69,7 @@ Communicator::Impl::Impl(CommSetup setup) : setup_(std::move(setup)) {
   TIERCC_REQUIRE_ARG(slots >= 0 && slots <= kMaxSlots, "TIERCC_PIPELINE_SLOTS must be in [0, ", kMaxSlots,
                      "] (0: the cost model chooses), got ", slots);
   pipelineSlots_ = static_cast<std::uint32_t>(slots);
+  window_ = windowSettingFromParams();
   algoOverrides_ = parseAlgoOverrides(params::getString("TIERCC_ALGO"));  // a bad value fails before any wait
   pathOverride_ = parsePathOverride(params::getString("TIERCC_PATH"));
   tierModel_ = tierModelFromParams();
@@ -131,13 +132,13 @@ void Communicator::Impl::initTiers() {
   const std::string scaleUpAsked = params::getString("TIERCC_SCALEUP");
   TIERCC_REQUIRE_ARG(scaleUpAsked == "auto" || scaleUpAsked == "shm" || scaleUpAsked == "emulated",
                      "TIERCC_SCALEUP must be auto, shm or emulated, got '", scaleUpAsked, "'");
-  mine.settings = concat(
-      "transport=", transportName, " scaleup=", scaleUpAsked, " shm_chunk=", params::getInt("TIERCC_SHM_CHUNK"),
-      " allreduce_oneshot_bytes=", oneShotLimitBytes_, " shm_copy=", params::getString("TIERCC_SHM_COPY"),
-      " algo=", params::getString("TIERCC_ALGO"), " path=", params::getString("TIERCC_PATH"),
-      " knomial_radix=", knomialRadix_, " pipeline_slots=", pipelineSlots_, " tune=", tierModel_.scaleUp.describe(),
-      "/", tierModel_.scaleOut.describe(), "/", tierModel_.local.describe(), "/", tierModel_.crossMemory.describe(),
-      " probe=", params::getBool("TIERCC_TUNE_PROBE"));
+  mine.settings = concat("transport=", transportName, " scaleup=", scaleUpAsked, " shm_chunk=", window_.describe(),
+                         " allreduce_oneshot_bytes=", oneShotLimitBytes_,
+                         " shm_copy=", params::getString("TIERCC_SHM_COPY"), " algo=", params::getString("TIERCC_ALGO"),
+                         " path=", params::getString("TIERCC_PATH"), " knomial_radix=", knomialRadix_,
+                         " pipeline_slots=", pipelineSlots_, " tune=", tierModel_.scaleUp.describe(), "/",
+                         tierModel_.scaleOut.describe(), "/", tierModel_.local.describe(), "/",
+                         tierModel_.crossMemory.describe(), " probe=", params::getBool("TIERCC_TUNE_PROBE"));
   // The rank whose process hosts the store says so (rank 0 of the world; in a split, whichever
   // rank that process is), before the rank infos every rank reads.
   if (setup_.hostedServer) store_->setString("store/host-rank", std::to_string(rank));
@@ -185,9 +186,10 @@ void Communicator::Impl::initTiers() {
   shm.segmentPrefix = "/tiercc-" + setup_.jobId + "-" + hashHex(setup_.prefix) + "-d" + std::to_string(dom);
   shm.localRank = topo_.localRank();
   shm.peerNames = names;
-  shm.windowBytes = static_cast<std::size_t>(params::getInt("TIERCC_SHM_CHUNK"));
-  TIERCC_REQUIRE_ARG(shm.windowBytes >= 4096 && shm.windowBytes % 64 == 0,
-                     "TIERCC_SHM_CHUNK must be a multiple of 64 and at least 4096, got ", shm.windowBytes);
+  // Every rank has the same shape and model here, so auto gives every rank the same window.
+  shm.windowBytes = window_.resolve(shapeOf(topo_), tierModel_, pipelineSlots_);
+  TIERCC_LOG(Info, Init) << "staging window: " << shm.windowBytes << " bytes per rank ("
+                         << (window_.asked ? "TIERCC_SHM_CHUNK" : "auto: the cost model's") << ")";
   shm.setupDeadline = deadline;
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
   const auto onHost = std::count_if(all.begin(), all.end(), [&](const RankInfo& r) { return r.hostId == mine.hostId; });

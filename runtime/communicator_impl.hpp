@@ -17,6 +17,7 @@
 #include "runtime/metrics.hpp"
 #include "runtime/op_queue.hpp"
 #include "runtime/rank_info.hpp"
+#include "runtime/tier_model.hpp"
 #include "runtime/trace_writer.hpp"
 #include "tiercc/tiercc.hpp"
 
@@ -66,7 +67,8 @@ class Communicator::Impl {
   std::string tierModelDescription() const {
     return "scale-up " + tierModel_.scaleUp.describe() + "; scale-out " + tierModel_.scaleOut.describe() +
            "; cross-memory " + tierModel_.crossMemory.describe() + "; cache " + std::to_string(tierModel_.cacheBytes) +
-           " B (" + tierModelSource_ + ")";
+           " B; window " + std::to_string(windowBytes_) + " B per rank (" +
+           (window_.asked ? "TIERCC_SHM_CHUNK" : "auto") + ") (" + tierModelSource_ + ")";
   }
   void abort();
   bool aborted() const { return aborted_.load(); }
@@ -140,6 +142,7 @@ class Communicator::Impl {
   std::size_t oneShotLimitBytes_ = 0;                      // TIERCC_ALLREDUCE_ONESHOT_BYTES
   int knomialRadix_ = 2;                                   // TIERCC_KNOMIAL_RADIX
   std::uint32_t pipelineSlots_ = 0;                        // TIERCC_PIPELINE_SLOTS (0: the cost model's)
+  WindowSetting window_;                                   // TIERCC_SHM_CHUNK(_MAX): the staging window asked
   std::size_t windowBytes_ = 0;                            // the domain's (what plans are cut to)
   std::size_t railMessageBytes_ = 0;                       // the transport's preference (Request)
   const SymmetricMemory* symmetric_ = nullptr;             // the domain's symmetric heap, if it has one

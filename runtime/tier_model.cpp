@@ -7,6 +7,7 @@
 
 #include "core/errors.hpp"
 #include "core/params.hpp"
+#include "plan/window_size.hpp"
 
 namespace tiercc {
 namespace {
@@ -20,6 +21,14 @@ LinkSpec specFrom(const char* bwParam, const char* latParam, const char* emuBwPa
   if (auto emuBw = params::getBandwidth(emuBwParam); emuBw && *emuBw > 0) spec.bytesPerSec = *emuBw;
   if (auto emuLat = params::getLatency(emuLatParam)) spec.latencySec = *emuLat;
   return spec;
+}
+
+// A window the domains can allocate: whole cache lines, at least a page.
+std::size_t windowBytesFrom(const char* param) {
+  const std::int64_t bytes = params::getInt(param);
+  TIERCC_REQUIRE_ARG(bytes >= 4096 && bytes % 64 == 0, param, " must be a multiple of 64 and at least 4096, got ",
+                     bytes);
+  return static_cast<std::size_t>(bytes);
 }
 
 }  // namespace
@@ -48,5 +57,18 @@ std::size_t coreCacheBytes() {
                      "' is not auto or a number of bytes");
   return bytes;
 }
+
+WindowSetting windowSettingFromParams() {
+  WindowSetting w;
+  w.most = windowBytesFrom("TIERCC_SHM_CHUNK_MAX");
+  if (params::getString("TIERCC_SHM_CHUNK") != "auto") w.asked = windowBytesFrom("TIERCC_SHM_CHUNK");
+  return w;
+}
+
+std::size_t WindowSetting::resolve(const Shape& shape, const TierModel& model, std::uint32_t slots) const {
+  return asked ? asked : windowFromModel(shape, model, kDefaultWindowBytes, most, slots);
+}
+
+std::string WindowSetting::describe() const { return asked ? std::to_string(asked) : "auto<=" + std::to_string(most); }
 
 }  // namespace tiercc

@@ -2,6 +2,8 @@
 // no environment).
 #pragma once
 
+#include <string>
+
 #include "plan/cost_model.hpp"
 
 namespace tiercc {
@@ -15,5 +17,19 @@ TierModel tierModelFromParams();
 /// the system does not say), else a byte count. InvalidArgument when malformed. Ranks agree on
 /// the smallest (RankInfo::cacheBytes).
 std::size_t coreCacheBytes();
+
+/// The staging window from TIERCC_SHM_CHUNK and TIERCC_SHM_CHUNK_MAX: each rank's, in bytes, or
+/// auto. Parsed before any rank waits, so that a malformed value fails alone.
+struct WindowSetting {
+  std::size_t asked = 0;  ///< TIERCC_SHM_CHUNK; 0: auto
+  std::size_t most = 0;   ///< TIERCC_SHM_CHUNK_MAX: the largest auto takes
+  /// The window on `shape` priced with `model` (plan/window_size.hpp); `slots`: Request::slots.
+  std::size_t resolve(const Shape& shape, const TierModel& model, std::uint32_t slots = 0) const;
+  /// As the settings check compares it: "auto<=67108864" or the bytes asked.
+  std::string describe() const;
+};
+/// InvalidArgument naming the parameter when one is not a multiple of 64 of at least 4096 (or
+/// auto, for TIERCC_SHM_CHUNK).
+WindowSetting windowSettingFromParams();
 
 }  // namespace tiercc

@@ -6,6 +6,7 @@
 
 #include "core/errors.hpp"
 #include "core/units.hpp"
+#include "runtime/tier_model.hpp"
 #include "sim/size.hpp"
 
 namespace tiercc::sim {
@@ -39,12 +40,21 @@ std::vector<int> parseSplit(const std::string& v) {
   return parts;
 }
 
+// A window the runtime could allocate: what TIERCC_SHM_CHUNK accepts.
+std::size_t parseWindow(const std::string& v, const std::string& what) {
+  const std::uint64_t bytes = parseSize(v, what);
+  if (bytes < 4096 || bytes % 64 != 0)
+    fail(ErrorCode::InvalidArgument, what, " ", v, ": a window is a multiple of 64 bytes, at least 4096");
+  return static_cast<std::size_t>(bytes);
+}
+
 }  // namespace
 
 const char* usage() {
   return "usage: tiercc-sim [--preset NAME] [--gpus N] [--domain G] [--scaleup BW] [--scaleout BW]\n"
          "                  [--scaleup-latency T] [--scaleout-latency T] [--oversub X]\n"
-         "                  [--flat-inside scaleup|transport] [--window SIZE] [--radix K] [--root R]\n"
+         "                  [--flat-inside scaleup|transport] [--window auto|SIZE] [--window-max SIZE]\n"
+         "                  [--radix K] [--root R]\n"
          "                  [--op allreduce|reduce_scatter|allgather|broadcast|reduce|alltoall] [--bytes SIZE]\n"
          "                  [--algo auto|NAME] [--exact] [--steps] [--compare]\n"
          "                  [--sweep MIN:MAX [--factor F] [--json FILE]]\n"
@@ -52,7 +62,9 @@ const char* usage() {
          "Prices the runtime's own plans on a modelled cluster (docs/simulator.md).\n"
          "Every figure has a unit: bandwidths per GPU and direction (900GB/s, 800Gb/s = 100GB/s),\n"
          "latencies per step (1us), sizes in bytes (1GiB = 2^30 B, 1GB = 10^9 B).\n"
-         "--oversub X: the scale-out core carries 1/X of what all NICs can send at once.\n";
+         "--oversub X: the scale-out core carries 1/X of what all NICs can send at once.\n"
+         "--window: each rank's staging window; auto (the default, as the runtime's TIERCC_SHM_CHUNK=auto): the\n"
+         "cost model's, from 4 MiB to --window-max (default TIERCC_SHM_CHUNK_MAX, 64 MiB).\n";
 }
 
 Options parseOptions(int argc, const char* const* argv, bool& help) {
@@ -107,7 +119,10 @@ Options parseOptions(int argc, const char* const* argv, bool& help) {
     } else if (a == "--json") o.json = v;
     else if (a == "--group") o.group = static_cast<int>(parseCount(v, a, 2));
     else if (a == "--split") o.split = parseSplit(v);
-    else if (a == "--window") o.windowBytes = parseSize(v, a);
+    else if (a == "--window")
+      o.windowBytes = v == "auto" ? 0 : parseWindow(v, a);
+    else if (a == "--window-max")
+      o.windowMaxBytes = parseWindow(v, a);
     else if (a == "--radix") o.radix = static_cast<int>(parseCount(v, a, 2));
     else if (a == "--root") o.root = static_cast<int>(parseCount(v, a, 0));
     else fail(ErrorCode::InvalidArgument, "unknown option ", a, " (see --help)");
@@ -131,11 +146,24 @@ Options parseOptions(int argc, const char* const* argv, bool& help) {
   return o;
 }
 
-Request requestFor(const Options& o, std::uint64_t bytes, int ranks) {
+std::size_t windowFor(const Options& o, const Shape& shape) {
+  if (o.windowBytes) return o.windowBytes;
+  WindowSetting setting;  // auto, up to --window-max or the runtime's largest
+  setting.most = o.windowMaxBytes ? o.windowMaxBytes : windowSettingFromParams().most;
+  return setting.resolve(shape, o.cluster.tierModel());
+}
+
+Options withWindowFor(Options o, const Shape& shape) {
+  o.windowBytes = windowFor(o, shape);
+  return o;
+}
+
+Request requestFor(const Options& o, std::uint64_t bytes, const Shape& shape) {
+  const int ranks = shape.size();
   Request req;
   req.coll = o.coll;
   req.dt = DataType::F32;
-  req.windowBytes = o.windowBytes;
+  req.windowBytes = windowFor(o, shape);
   req.radix = o.radix;
   req.root = o.root;
   const std::uint64_t elems = bytes / dataTypeSize(req.dt);

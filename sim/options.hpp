@@ -26,7 +26,8 @@ struct Options {
   int group = 0;     ///< --placement: the group's size
   std::vector<int> split;  ///< --placement: ranks of the group in each domain
   bool placement = false;
-  std::size_t windowBytes = 4u << 20;
+  std::size_t windowBytes = 0;     ///< --window (0: auto, resolved per shape by windowFor)
+  std::size_t windowMaxBytes = 0;  ///< --window-max (0: TIERCC_SHM_CHUNK_MAX's)
   int radix = 2;
   int root = 0;
 };
@@ -35,7 +36,12 @@ struct Options {
 const char* usage();
 /// Parses argv; InvalidArgument naming the option for anything wrong. `help` is set for -h.
 Options parseOptions(int argc, const char* const* argv, bool& help);
-/// The request for `bytes` of o.coll on `ranks` ranks (f32 elements, nccl-tests' size convention).
-Request requestFor(const Options& o, std::uint64_t bytes, int ranks);
+/// The window each rank of `shape` stages in: --window, or with auto the cost model's on
+/// o.cluster (plan/window_size.hpp) up to --window-max.
+std::size_t windowFor(const Options& o, const Shape& shape);
+/// `o` with --window auto resolved for `shape`, so that pricing many sizes chooses it once.
+Options withWindowFor(Options o, const Shape& shape);
+/// The request for `bytes` of o.coll on `shape` (f32 elements, nccl-tests' size convention).
+Request requestFor(const Options& o, std::uint64_t bytes, const Shape& shape);
 
 }  // namespace tiercc::sim

@@ -171,4 +171,8 @@ double boundSeconds(const Plan& plan, const Shape& shape, const Cluster& cluster
                   over(double(plan.boundBytes), cluster.fabricBytesPerSec()));
 }
 
+double busiestLinkSeconds(const Result& r, const Plan& plan, const Shape& shape, const Cluster& cluster) {
+  return std::max({r.busiestScaleUp.seconds, r.busiestScaleOut.seconds, boundSeconds(plan, shape, cluster)});
+}
+
 }  // namespace tiercc::sim

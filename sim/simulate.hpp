@@ -49,5 +49,8 @@ inline constexpr double kExactMaxFlows = 5e7;
 double busFactor(Collective c, int ranks);
 /// The smallest time the slow tier allows: the bound's bytes over every NIC (and the fabric core).
 double boundSeconds(const Plan& plan, const Shape& shape, const Cluster& cluster);
+/// What the plan's busiest link allows: the longest of the busiest scale-up port's and NIC's busy
+/// times and the slow-tier bound's (the time tiercc-sim's "pipeline" line compares with).
+double busiestLinkSeconds(const Result& r, const Plan& plan, const Shape& shape, const Cluster& cluster);
 
 }  // namespace tiercc::sim

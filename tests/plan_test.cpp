@@ -6,6 +6,7 @@
 #include "plan/pipeline_depth.hpp"
 #include "plan/registry.hpp"
 #include "plan/selector.hpp"
+#include "plan/window_size.hpp"
 
 namespace tiercc {
 namespace {
@@ -263,6 +264,61 @@ Selector oneDomainOfFour(const TierModel& m) {
   RankView view;
   view.domainSize = 4;
   return Selector(Shape::uniformDomains(1, 4), m, AlgoOverrides{}, 16384, view);
+}
+
+// A larger window than the default only adds room: a pipelined plan may still cut its fragments
+// from a share of it, down to the default's, where that prices faster (a call of a few windows'
+// worth fills its pipeline sooner), and every path of the call cuts the same. With the default
+// window nothing changes: no share is smaller than the whole.
+TEST(PipelineDepth, FragmentsFromAShareOfALargerWindow) {
+  const TierModel m = clusterLike();
+  const Shape s = Shape::uniformDomains(16, 8);
+  Request r = request(Collective::AllReduce, 16u << 20);  // 64 MiB: two fragments of a 64 MiB window
+  r.windowBytes = 64u << 20;
+  const Plan best = buildAtBestDepth(Algorithm::Hierarchical, r, s, m);
+  EXPECT_LT(best.windowBytes, r.windowBytes);
+  EXPECT_GE(best.windowBytes, kDefaultWindowBytes);
+  for (std::size_t share = r.windowBytes; share >= kDefaultWindowBytes; share /= 2)
+    for (std::uint32_t slots : {2u, 4u, 8u}) {
+      Request at = r;
+      at.windowBytes = share;
+      at.slots = slots;
+      EXPECT_LE(best.predictedSeconds, price(buildPlan(Algorithm::Hierarchical, at, s), m).seconds)
+          << share << " B, " << slots << " slots";
+    }
+  const Request same = atDepthOf(best, r);
+  EXPECT_EQ(same.windowBytes, best.windowBytes);
+  EXPECT_EQ(buildPlan(Algorithm::Hierarchical, same, s).fragmentCount, best.fragmentCount);
+
+  r.windowBytes = kDefaultWindowBytes;
+  EXPECT_EQ(buildAtBestDepth(Algorithm::Hierarchical, r, s, m).windowBytes, kDefaultWindowBytes);
+}
+
+// The window from the cost model (TIERCC_SHM_CHUNK=auto): on NVLink-class figures a 4 MiB window
+// holds less than one fragment's trip over the rails, so a long allreduce runs below its busiest
+// tier's rate; the cost model takes the smallest power-of-two window within 5% of the largest's.
+// On this host's figures (30 us a rail message at 1.25 GB/s) the default holds it.
+TEST(WindowSize, FromTheCostModel) {
+  const TierModel nvl = clusterLike();
+  const Shape s = Shape::uniformDomains(16, 72);
+  constexpr std::size_t kMost = 64u << 20;
+  const std::size_t w = windowFromModel(s, nvl, kDefaultWindowBytes, kMost);
+  EXPECT_GT(w, kDefaultWindowBytes);
+  EXPECT_LE(w, kMost);
+  EXPECT_EQ(w & (w - 1), 0u) << w;  // the default times a power of two
+  Request r = request(Collective::AllReduce, kWindowReferenceWindows * kMost / 4);
+  const auto at = [&](std::size_t window) {
+    r.windowBytes = window;
+    return buildAtBestDepth(Algorithm::Hierarchical, r, s, nvl).predictedSeconds;
+  };
+  EXPECT_LE(at(w), kWindowSlack * at(kMost));
+  EXPECT_GT(at(w / 2), kWindowSlack * at(kMost));  // half of it would not do
+
+  EXPECT_EQ(windowFromModel(Shape::uniformDomains(2, 2), runtimeDefaults(), kDefaultWindowBytes, kMost),
+            kDefaultWindowBytes);
+  EXPECT_EQ(windowFromModel(Shape::uniformDomains(1, 1), nvl, kDefaultWindowBytes, kMost), kDefaultWindowBytes);
+  EXPECT_EQ(windowFromModel(s, nvl, kDefaultWindowBytes, kDefaultWindowBytes), kDefaultWindowBytes);
+  EXPECT_EQ(windowFromModel(s, nvl, kDefaultWindowBytes, 8u << 20), 8u << 20);  // the most it may take
 }
 
 TEST(Selector, OneShotGathersInsideOneDomain) {

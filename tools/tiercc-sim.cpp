@@ -30,7 +30,7 @@ struct Priced {
 
 Priced priceOne(const Options& o, const std::string& algo, std::uint64_t bytes, const Shape& shape, const Cluster& c) {
   Priced p;
-  const Request req = requestFor(o, bytes, shape.size());
+  const Request req = requestFor(o, bytes, shape);
   if (req.count == 0) {
     p.why = concat(formatSize(double(bytes)), " is less than one f32 element per rank");
     return p;
@@ -121,11 +121,18 @@ void printOne(const Options& o, const Priced& p, const Shape& s, const Cluster& 
               formatSize(r.busiestScaleUp.bytes).c_str(), duration(r.busiestScaleUp.seconds).c_str(),
               percent(r.seconds > 0 ? r.busiestScaleUp.seconds / r.seconds : 0).c_str());
   // How close the plan comes to what its busiest link allows (the issue-16 check: within 1.2x).
-  const double busiest = std::max({r.busiestScaleUp.seconds, r.busiestScaleOut.seconds, boundT});
-  std::printf("  pipeline         : %u fragment%s of %s per block, %u in flight; %.2fx the busiest link's time\n",
-              p.plan.fragments, p.plan.fragments == 1 ? "" : "s",
-              formatSize(double(p.plan.fragmentCount * p.plan.elementBytes)).c_str(), p.plan.slots,
-              busiest > 0 ? r.seconds / busiest : 0.0);
+  const double busiest = busiestLinkSeconds(r, p.plan, s, c);
+  const std::size_t window = windowFor(o, s);
+  std::string cut;
+  if (p.plan.windowBytes && p.plan.windowBytes < window)
+    cut = concat(" cut from 1/", window / p.plan.windowBytes, " of");
+  std::printf(
+      "  pipeline         : %u fragment%s of %s per block, %u in flight,%s a window of %s per rank (%s); %.2fx the "
+      "busiest link's time, %.2fx the slow-tier bound's\n",
+      p.plan.fragments, p.plan.fragments == 1 ? "" : "s",
+      formatSize(double(p.plan.fragmentCount * p.plan.elementBytes)).c_str(), p.plan.slots, cut.c_str(),
+      formatSize(double(window)).c_str(), o.windowBytes ? "--window" : "auto: the cost model's",
+      busiest > 0 ? r.seconds / busiest : 0.0, boundT > 0 ? r.seconds / boundT : 0.0);
   if (c.oversub > 1)
     std::printf("  fabric core      : busy %s (%s of the time), oversubscribed %g:1\n",
                 duration(r.fabricSeconds).c_str(), percent(r.seconds > 0 ? r.fabricSeconds / r.seconds : 0).c_str(),
@@ -185,7 +192,7 @@ void sweep(const Options& o, const Shape& s, const Cluster& c) {
       const Priced p = priceOne(o, algo, bytes, s, c);
       if (!p.ok) continue;
       const double us = p.result.seconds * 1e6, alg = algbw(p) / 1e9, bus = busbw(p, s.size()) / 1e9;
-      const std::size_t count = requestFor(o, bytes, s.size()).count;
+      const std::size_t count = requestFor(o, bytes, s).count;
       out << "{\"coll\":\"" << toString(o.coll) << "\",\"ranks\":" << s.size() << ",\"domains\":" << s.numDomains()
           << ",\"algo\":\"" << algo << "\",\"chosen\":\"" << toString(p.plan.algorithm)
           << "\",\"buffers\":\"model\",\"cluster\":\"" << c.name << "\",\"mode\":\""
@@ -218,7 +225,7 @@ void placement(const Options& o, const Cluster& c) {
   const bool fits = o.group <= c.domainSize;
   for (int layout = fits ? 0 : 1; layout < 2; ++layout) {
     const Shape s = layout == 0 ? splitShape({o.group}) : splitShape(o.split);
-    const Priced p = priceOne(o, o.algo, o.bytes, s, c);
+    const Priced p = priceOne(withWindowFor(o, s), o.algo, o.bytes, s, c);
     if (!p.ok) fail(ErrorCode::InvalidArgument, p.why);
     if (layout == 0) base = p.result.seconds;
     std::ostringstream name;
@@ -255,12 +262,13 @@ int run(int argc, char** argv) {
     placement(o, c);
   } else {
     const Shape shape = c.shape();
+    const Options sized = withWindowFor(o, shape);  // auto's window chosen once, not per size
     if (o.sweepMax > 0)
-      sweep(o, shape, c);
+      sweep(sized, shape, c);
     else if (o.compare)
-      printCompare(o, shape, c);
+      printCompare(sized, shape, c);
     else {
-      const Priced p = priceOne(o, o.algo, o.bytes, shape, c);
+      const Priced p = priceOne(sized, o.algo, o.bytes, shape, c);
       if (!p.ok) fail(ErrorCode::InvalidArgument, "--algo ", o.algo, ": ", p.why);
       printOne(o, p, shape, c);
     }

@@ -182,9 +182,9 @@ class Communicator {
   bool valid() const;
   /// Bytes per tier moved so far, against the slow-tier lower bound.
   TierStats stats() const;
-  /// What the cost model assumes of each tier and where the figures came from, e.g.
-  /// "scale-up 12 GB/s (96 Gbit/s), 2 us per step; scale-out ... (probed at init)". The same on
-  /// every rank (the selectors must choose alike).
+  /// What the cost model assumes of each tier, the staging window it sized, and where the figures
+  /// came from, e.g. "scale-up 12 GB/s (96 Gbit/s), 2 us per step; scale-out ...; window 4194304 B
+  /// per rank (auto) (probed at init)". The same on every rank (the selectors must choose alike).
   std::string tierModel() const;
 
   class Impl;

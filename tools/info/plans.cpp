@@ -27,12 +27,12 @@ Selector selectorFor(const Shape& shape) {
 }
 
 // A request of `bytes` in nccl-tests' sense, in elements of `dt`.
-Request requestFor(Collective coll, std::size_t bytes, DataType dt, const Shape& shape) {
+Request requestFor(Collective coll, std::size_t bytes, DataType dt, const Shape& shape, const TierModel& model) {
   Request req;
   req.coll = coll;
   req.dt = dt;
   req.radix = static_cast<int>(params::getInt("TIERCC_KNOMIAL_RADIX"));
-  req.windowBytes = static_cast<std::size_t>(params::getInt("TIERCC_SHM_CHUNK"));
+  req.windowBytes = windowSettingFromParams().resolve(shape, model);
   req.count = bytes / dataTypeSize(dt);
   if (coll == Collective::AllGather || coll == Collective::ReduceScatter || coll == Collective::AllToAll)
     req.count = std::max<std::size_t>(1, req.count / shape.size());
@@ -57,7 +57,7 @@ void printAlgorithms(std::ostream& out, int domains, int domainSize) {
     const auto coll = static_cast<Collective>(c);
     if (coll == Collective::AllToAllv || coll == Collective::Send || coll == Collective::Recv) continue;
     for (std::size_t bytes : {std::size_t{8}, std::size_t{65536}, std::size_t{1} << 20, std::size_t{64} << 20}) {
-      const Request req = requestFor(coll, bytes, DataType::U8, shape);
+      const Request req = requestFor(coll, bytes, DataType::U8, shape, model);
       const Algorithm chosen = selector.decide(req);
       out << "  " << std::left << std::setw(15) << toString(coll) << std::right << std::setw(10) << bytes << " B:";
       for (const AlgorithmEntry* e : algorithmsFor(coll)) {
@@ -88,7 +88,7 @@ void printPlan(std::ostream& out, const std::string& collName, int domains, int 
   if (pathName == "cma") path = Path::CrossMemory;
   const Shape shape = Shape::uniformDomains(domains, domainSize);
   const Selector selector = selectorFor(shape);
-  const Request req = requestFor(coll, bytes, DataType::F32, shape);
+  const Request req = requestFor(coll, bytes, DataType::F32, shape, selector.model());
   const Algorithm algorithm = selector.decide(req);
   TIERCC_REQUIRE_ARG(supportsPath(algorithm, req, shape, path, domainSize) || path == Path::Staged, "--path ", pathName,
                      ": ", toString(coll), ":", toString(algorithm), " has no such path on ", domains, " domains of ",
@@ -99,7 +99,9 @@ void printPlan(std::ostream& out, const std::string& collName, int domains, int 
   out << toString(coll) << " of " << plan.bytes << " B (f32) on " << domains << (domains == 1 ? " domain" : " domains")
       << " x " << domainSize << " ranks: " << toString(algorithm) << ", " << toString(path) << " path; "
       << plan.fragments << (plan.fragments == 1 ? " fragment" : " fragments") << " of " << plan.fragmentCount
-      << " elements per block, " << plan.slots << " in flight\n"
+      << " elements per block, " << plan.slots << " in flight, "
+      << (plan.windowBytes < req.windowBytes ? concat("cut from ", plan.windowBytes, " B of ") : std::string())
+      << "a window of " << req.windowBytes << " B per rank\n"
       << "tier model: scale-up " << selector.model().scaleUp.describe() << "; scale-out "
       << selector.model().scaleOut.describe() << "\n";
   out << "   step                 tier       group   reads -> writes          scale-up B    scale-out B    predicted\n";
