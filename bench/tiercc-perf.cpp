@@ -79,9 +79,10 @@ void appendJson(const Options& o, const Communicator& c, const Shape& s, const R
       << "\",\"buffers\":\"" << (o.symmetric ? "symmetric" : "ordinary") << "\",\"bytes\":" << s.bytes
       << ",\"count\":" << s.count << ",\"type\":\"" << toString(o.dt) << "\",\"op\":\"" << toString(o.op)
       << "\",\"oop_time_us\":" << oop.timeUs << ",\"oop_algbw\":" << oop.algbw << ",\"oop_busbw\":" << oop.busbw
-      << ",\"ip_time_us\":" << ip.timeUs << ",\"ip_algbw\":" << ip.algbw << ",\"ip_busbw\":" << ip.busbw
-      << ",\"wrong\":" << oop.wrong + ip.wrong << ",\"scaleup_bytes\":" << oop.scaleUpBytes
-      << ",\"scaleout_bytes\":" << oop.scaleOutBytes << ",\"bound_bytes\":" << oop.boundBytes << "}\n";
+      << ",\"oop_cpu_us\":" << oop.cpuUs << ",\"ip_time_us\":" << ip.timeUs << ",\"ip_algbw\":" << ip.algbw
+      << ",\"ip_busbw\":" << ip.busbw << ",\"ip_cpu_us\":" << ip.cpuUs << ",\"wrong\":" << oop.wrong + ip.wrong
+      << ",\"scaleup_bytes\":" << oop.scaleUpBytes << ",\"scaleout_bytes\":" << oop.scaleOutBytes
+      << ",\"bound_bytes\":" << oop.boundBytes << "}\n";
 }
 
 }  // namespace

@@ -1,12 +1,15 @@
 /* mpi_coll_bench: the peer side of bench/compare. Times one MPI collective over a size sweep
  * and prints nccl-tests columns (out-of-place only), so that Open MPI and MPICH can be put
- * next to tiercc-perf. Built once per MPI by run.sh; plain C99 + MPI, nothing else. */
+ * next to tiercc-perf. Built once per MPI by run.sh; plain C99 + MPI, nothing else. The JSON
+ * lines add oop_cpu_us: the CPU time (user and system, getrusage) of one call, every rank's
+ * added up. */
 #include <errno.h>
 #include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 enum Coll { kAllreduce, kAllgather, kAlltoall, kReduceScatter, kBroadcast, kReduce };
 
@@ -20,6 +23,13 @@ struct Options {
   int warmup;
   const char* json_path;
 };
+
+/* User and system CPU seconds of this process so far, all its threads. */
+static double cpu_seconds(void) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
 
 /* Parses "8", "64K", "64M", "1G" (binary units, as nccl-tests does). Returns 0 on error. */
 static size_t parse_size(const char* text) {
@@ -281,11 +291,14 @@ int main(int argc, char** argv) {
 
     for (int i = 0; i < opt.warmup; i++) run_once(&opt, send, recv, block);
     MPI_Barrier(MPI_COMM_WORLD);
+    double cpu_start = cpu_seconds();
     double start = MPI_Wtime();
     for (int i = 0; i < opt.iters; i++) run_once(&opt, send, recv, block);
     double average = (MPI_Wtime() - start) / opt.iters;
+    double cpu = (cpu_seconds() - cpu_start) / opt.iters, cpu_all = 0;
     double slowest = 0;
     MPI_Reduce(&average, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&cpu, &cpu_all, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 
     if (rank == 0) {
       double time_us = slowest * 1e6;
@@ -301,8 +314,8 @@ int main(int argc, char** argv) {
         fprintf(json,
                 "{\"coll\":\"%s\",\"bytes\":%zu,\"count\":%zu,\"type\":\"f32\",\"ranks\":%d,"
                 "\"iters\":%d,\"oop_time_us\":%.3f,\"oop_algbw\":%.6g,\"oop_busbw\":%.6g,"
-                "\"ip_time_us\":null,\"ip_algbw\":null,\"ip_busbw\":null,\"wrong\":%lld}\n",
-                opt.coll_name, bytes, block, n, opt.iters, time_us, algbw, busbw, wrong_all);
+                "\"oop_cpu_us\":%.3f,\"ip_time_us\":null,\"ip_algbw\":null,\"ip_busbw\":null,\"wrong\":%lld}\n",
+                opt.coll_name, bytes, block, n, opt.iters, time_us, algbw, busbw, cpu_all * 1e6, wrong_all);
     }
   }
   if (rank == 0) {

@@ -3,6 +3,8 @@
 // gets a relative tolerance for the rounding of the division).
 #include "bench/perf/runner.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -15,6 +17,13 @@ namespace tiercc::perf {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// User and system CPU seconds of this process so far, every thread (tiercc's worker among them).
+double cpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
 
 double inputValue(ReduceOp op, int rank, std::size_t i) {
   if (op == ReduceOp::Prod) return (i + rank) % 5 == 0 ? 2 : 1;
@@ -171,9 +180,11 @@ Result measure(Communicator& comm, const Options& o, const Shape& s, bool inPlac
   for (int i = 0; i < o.warmup; ++i) invoke(comm, o, s, call);
   comm.barrier();
   TierStats before = comm.stats();
+  const double cpuStart = cpuSeconds();
   auto start = Clock::now();
   for (int i = 0; i < o.iters; ++i) invoke(comm, o, s, call);
   double seconds = std::chrono::duration<double>(Clock::now() - start).count() / o.iters;
+  double cpu = (cpuSeconds() - cpuStart) / o.iters, cpuAll = 0;
   TierStats after = comm.stats();
 
   std::uint64_t wrong = 0;
@@ -187,7 +198,9 @@ Result measure(Communicator& comm, const Options& o, const Shape& s, bool inPlac
   std::uint64_t counts[4] = {wrong, after.scaleUpBytes - before.scaleUpBytes, after.scaleOutBytes - before.scaleOutBytes,
                              after.scaleOutBoundBytes - before.scaleOutBoundBytes}, sums[4];
   comm.allreduce(counts, sums, 4, DataType::U64, ReduceOp::Sum);
+  comm.allreduce(&cpu, &cpuAll, 1, DataType::F64, ReduceOp::Sum);
   r.ran = true;
+  r.cpuUs = cpuAll * 1e6;
   r.timeUs = slowest[0] * 1e6;
   r.algbw = slowest[0] > 0 ? s.bytes / slowest[0] / 1e9 : 0;
   r.busbw = r.algbw * s.busFactor;

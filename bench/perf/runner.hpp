@@ -29,6 +29,7 @@ struct Result {
   double algbw = 0, busbw = 0;
   std::uint64_t wrong = 0;  ///< elements that differ from the reference, over all ranks
   double scaleUpBytes = 0, scaleOutBytes = 0, boundBytes = 0;  ///< per call, summed over ranks
+  double cpuUs = 0;  ///< CPU time (user and system, every thread) per call, summed over ranks
   bool ran = false;
   std::string algorithm;    ///< what ran (stats().algorithm), the selector's choice under --algo auto
   std::string path;         ///< how it moved data inside the domain (stats().scaleUpPath)

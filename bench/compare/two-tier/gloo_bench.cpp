@@ -6,7 +6,8 @@
 // in-place; gloo::alltoall has separate input and output buffers (out of place).
 // Sizes and busbw follow nccl-tests, as mpi_coll_bench and tiercc-perf do: allreduce = buffer
 // per rank, busbw = algbw x 2(n-1)/n; alltoall = total bytes sent per rank (S/n to each peer),
-// busbw = algbw x (n-1)/n.
+// busbw = algbw x (n-1)/n. oop_cpu_us: the CPU time (user and system, getrusage) of one call,
+// every rank's added up.
 //
 // usage: gloo_bench --rank R --size N --addr IP --store DIR --sizes B1,B2,... [--iters N]
 //                   [--warmup W] [--coll allreduce|alltoall]
@@ -21,6 +22,7 @@
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/prefix_store.h>
 #include <gloo/transport/tcp/device.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -162,6 +164,21 @@ double slowest(const std::shared_ptr<gloo::Context>& ctx, double value) {
   return value;
 }
 
+// Every rank's value added up: the CPU time the job spent.
+double summed(const std::shared_ptr<gloo::Context>& ctx, double value) {
+  std::vector<double*> ptrs{&value};
+  gloo::AllreduceRing<double> sum(ctx, ptrs, 1, gloo::ReductionFunction<double>::sum);
+  sum.run();
+  return value;
+}
+
+// User and system CPU seconds of this process so far, all its threads (getrusage).
+double cpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * double(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -208,10 +225,12 @@ int main(int argc, char** argv) {
     c.beforeTiming();
     for (int i = 0; i < o.warmup; i++) c.run();
     barrier.run();
+    const double cpuStart = cpuSeconds();
     auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < o.iters; i++) c.run();
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / o.iters;
+    const double cpu = summed(context, (cpuSeconds() - cpuStart) / o.iters);
     seconds = slowest(context, seconds);
     if (o.rank == 0) {
       double algbw = double(c.bytes) / seconds / 1e9;
@@ -223,10 +242,10 @@ int main(int argc, char** argv) {
         std::fprintf(json,
                      "{\"coll\":\"%s\",\"bytes\":%zu,\"count\":%zu,\"type\":\"f32\","
                      "\"ranks\":%d,\"iters\":%d,\"oop_time_us\":%.3f,\"oop_algbw\":%.6g,"
-                     "\"oop_busbw\":%.6g,\"in_place\":%s,\"algo\":\"%s\",\"wrong\":%lld}\n",
-                     o.coll.c_str(), c.bytes, c.bytes / sizeof(float) / (alltoall ? o.size : 1),
-                     o.size, o.iters, seconds * 1e6, algbw, busbw, alltoall ? "false" : "true",
-                     algo.c_str(), wrong);
+                     "\"oop_busbw\":%.6g,\"oop_cpu_us\":%.3f,\"in_place\":%s,\"algo\":\"%s\","
+                     "\"wrong\":%lld}\n",
+                     o.coll.c_str(), c.bytes, c.bytes / sizeof(float) / (alltoall ? o.size : 1), o.size, o.iters,
+                     seconds * 1e6, algbw, busbw, cpu * 1e6, alltoall ? "false" : "true", algo.c_str(), wrong);
     }
   }
   if (json != nullptr) std::fclose(json);

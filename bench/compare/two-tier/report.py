@@ -3,7 +3,8 @@
 raw/<layout>.<coll>.<lib>.<band>.<run>.json (JSON lines, one per size, from tiercc-perf,
 mpi_coll_bench or gloo_bench) and raw/<layout>.<coll>.<lib>.counters ("d<D>:<iface> bytes sent"
 per launch), keeps the best launch per size, and writes one table per (layout, collective) to
-table.md and results.json in --out (table.md is also printed)."""
+table.md and results.json in --out (table.md is also printed), with the CPU time every rank
+spent on the best launch's calls (getrusage, user and system) per GB of the collective's size."""
 import argparse
 import collections
 import glob
@@ -96,8 +97,10 @@ def load_results(raw):
                     continue
                 row = json.loads(line)
                 cell = best[key].setdefault(row["bytes"], {"busbw": 0.0, "time_us": float("inf"),
-                                                                     "wrong": 0, "launches": 0})
+                                                                     "wrong": 0, "launches": 0, "cpu_us": None})
                 cell["busbw"] = max(cell["busbw"], row["oop_busbw"])
+                if row["oop_time_us"] < cell["time_us"]:  # the CPU time of the launch kept
+                    cell["cpu_us"] = row.get("oop_cpu_us")
                 cell["time_us"] = min(cell["time_us"], row["oop_time_us"])
                 cell["wrong"] += row.get("wrong", 0) or 0
                 cell["launches"] += 1
@@ -154,6 +157,31 @@ def size_table(key, columns, best, bound):
     return lines, rows
 
 
+def cpu_table(key, columns, best):
+    """CPU seconds per GB moved (the collective's size; below 1 MiB CPU us per call), of the launch kept
+    for each size, every rank's added up; lower is better."""
+    cells_of = {c: best.get(key + (c,), {}) for c in columns}
+    sizes = sorted({s for cells in cells_of.values() for s in cells})
+    peers = [c for c in columns if c not in ("tiercc", "tiercc-prev")]
+    lines = ["| size | " + " | ".join(LABELS[c] for c in columns) + " | tiercc / least of the peers |",
+             "|" + "---:|" * (len(columns) + 2)]
+    rows = []
+    for size in sizes:
+        small = size < 1 << 20  # a latency point: CPU time per call, not per GB
+        per_gb = {}
+        for c in columns:
+            cpu = cells_of[c].get(size, {}).get("cpu_us")
+            per_gb[c] = None if cpu is None else cpu if small else cpu * 1e-6 / (size / 1e9)
+        peer_values = [per_gb[c] for c in peers if per_gb[c] is not None]
+        t = per_gb.get("tiercc")
+        unit = " us/call" if small else ""
+        cells = [size_label(size)] + ["—" if per_gb[c] is None else f"{per_gb[c]:.3g}{unit}" for c in columns]
+        cells.append(f"{t / min(peer_values):.2f}x" if t is not None and peer_values and min(peer_values) > 0 else "—")
+        lines.append("| " + " | ".join(cells) + " |")
+        rows.append({"bytes": size, "cpu_us_per_call" if small else "cpu_s_per_gb": per_gb})
+    return lines, rows
+
+
 def counter_table(key, columns, counters):
     ifaces = sorted({i for c in columns for i in counters.get(key + (c,), {})})
     lines = ["| library | " + " | ".join(f"{i} sent (MB)" for i in ifaces) + " |", "|---|" + "---:|" * len(ifaces)]
@@ -170,9 +198,12 @@ def section(layout, coll, columns, best, counters, rate):
     key = (layout, coll)
     lines, rows = size_table(key, columns, best, bound)
     md = [f"## {coll} f32, {title}: bound {bound:.3f} GB/s busbw", "", f"{CONVENTIONS[coll]}", ""] + lines
+    cpu_lines, cpu_rows = cpu_table(key, columns, best)
+    md += ["", "CPU seconds per GB of the collective's size, at 8 B CPU us per call (every rank's user and system "
+           "time during the timed calls, getrusage, added up; lower is better):", ""] + cpu_lines
     md += ["", "Bytes each interface sent, all launches:", ""] + counter_table(key, columns, counters) + [""]
     entry = {"layout": layout, "coll": coll, "convention": CONVENTIONS[coll], "bound_gbs": bound, "rows": rows,
-             "bytes_sent": {c: dict(counters.get(key + (c,), {})) for c in columns}}
+             "cpu": cpu_rows, "bytes_sent": {c: dict(counters.get(key + (c,), {})) for c in columns}}
     return md, entry
 
 
