@@ -60,6 +60,35 @@ bool pollBox(std::byte* box, std::uint32_t epoch) {
   return false;
 }
 
+// Where one-shot rounds stage `inputBytes` per rank: a fast box where the domain's mailboxes are
+// coherent and it fits, else the window, alternating between its halves where the input fits one
+// (an alternating round may skip waiting for Released, see above). Round e uses box or half e % 2.
+struct Staging {
+  Staging(Domain& d, std::size_t inputBytes)
+      : dom(d),
+        half(d.windowBytes() / 2 / 64 * 64),
+        inBox(d.mailboxCoherent() && inputBytes <= kFastBoxPayload),
+        alternate(inBox || inputBytes <= half) {}
+  /// Rank p's fast box of round `epoch` (the mailbox holds two).
+  std::byte* box(int p, std::uint32_t epoch) const { return dom.mailbox(p) + (epoch & 1) * kFastBoxBytes; }
+  /// Where rank p's input of round `epoch` is.
+  std::byte* input(int p, std::uint32_t epoch) const {
+    return inBox ? box(p, epoch) + kFastBoxHeader : dom.window(p) + (alternate ? (epoch & 1) * half : 0);
+  }
+  /// Polls peer p's box when `poll` (the boxes were in use the round before): true if its input of
+  /// round `epoch` is there. Another call fingerprint in the box (ordered before its epoch) makes
+  /// comparePeerCall say how the calls differ.
+  bool polled(ExecContext& ctx, int p, std::uint32_t epoch, bool poll) const {
+    if (!poll || !pollBox(box(p, epoch), epoch)) return false;
+    if (boxPrint(box(p, epoch)).load(std::memory_order_relaxed) != ctx.tagSalt) comparePeerCall(ctx, p);
+    return true;
+  }
+
+  Domain& dom;
+  std::size_t half = 0;
+  bool inBox = false, alternate = false;
+};
+
 // Allreduce: the domain's inputs reduced, in local-rank order (every rank gets the same bits).
 template <class Input>
 void reduceDomain(Call& c, const Step& st, Fragment& f, Input input) {
@@ -107,45 +136,35 @@ void rootedRound(Call& c, const Step& st, Fragment& f) {
   const bool broadcast = c.plan.coll == Collective::Broadcast, isRoot = c.me == c.rootLocal;
   const bool writes = broadcast == isRoot;
   const std::size_t bytes = f.count * c.es;
-  const std::size_t half = dom.windowBytes() / 2 / 64 * 64;
-  const bool inBox = dom.mailboxCoherent() && bytes <= kFastBoxPayload;
-  const bool alternate = inBox || bytes <= half;
-  const bool skipRelease = alternate && (s.afterOneShot || s.afterRootedOneShot);
+  const Staging at(dom, bytes);
+  const bool skipRelease = at.alternate && (s.afterOneShot || s.afterRootedOneShot);
   const std::uint32_t epoch = skipRelease ? ++ctx.epoch : beginRound(ctx);
   f.epoch = epoch;
-  const std::size_t which = epoch & 1;
-  auto box = [&](int p) { return dom.mailbox(p) + which * kFastBoxBytes; };
-  auto input = [&](int p) -> std::byte* {
-    return inBox ? box(p) + kFastBoxHeader : dom.window(p) + (alternate ? which * half : 0);
-  };
   // The first fast-box round after another plan: the boxes may hold any bytes, so every rank
   // writes the round before's epoch into both of its own, and neither holds this or a later
   // round's epoch by chance.
-  if (inBox && !s.afterMailboxOneShot)
+  if (at.inBox && !s.afterMailboxOneShot)
     for (std::size_t b = 0; b < 2; ++b)
       boxEpoch(dom.mailbox(c.me) + b * kFastBoxBytes).store(epoch - 1, std::memory_order_relaxed);
   if (writes) {
     if (skipRelease)  // beginRound did not wait: have the peers left round e - 2?
       for (int p = 0; p < c.k; ++p) waitPeer(ctx, p, kFlagStaged, epoch - 1, false);
-    std::memcpy(input(c.me), c.send(), bytes);
-    if (inBox) {
-      boxPrint(box(c.me)).store(ctx.tagSalt, std::memory_order_relaxed);
-      boxEpoch(box(c.me)).store(epoch, std::memory_order_release);
+    std::memcpy(at.input(c.me, epoch), c.send(), bytes);
+    if (at.inBox) {
+      boxPrint(at.box(c.me, epoch)).store(ctx.tagSalt, std::memory_order_relaxed);
+      boxEpoch(at.box(c.me, epoch)).store(epoch, std::memory_order_release);
     }
     dom.signal(kFlagStaged, epoch);
     if (broadcast && c.send() != c.recv()) std::memcpy(c.recv(), c.send(), bytes);
   } else {
     dom.signal(kFlagStaged, epoch);
+    const bool poll = at.inBox && s.afterMailboxOneShot;
     auto arrived = [&](int p) {  // the writer's input is there
-      if (inBox && s.afterMailboxOneShot && pollBox(box(p), epoch)) {
-        if (boxPrint(box(p)).load(std::memory_order_relaxed) != ctx.tagSalt) comparePeerCall(ctx, p);
-      } else {
-        waitPeer(ctx, p, kFlagStaged, epoch);
-      }
+      if (!at.polled(ctx, p, epoch, poll)) waitPeer(ctx, p, kFlagStaged, epoch);
     };
     if (broadcast) {
       arrived(c.rootLocal);
-      std::memcpy(c.recv(), input(c.rootLocal), bytes);
+      std::memcpy(c.recv(), at.input(c.rootLocal, epoch), bytes);
       ctx.movedUp(bytes);
     } else {
       // This rank's input first (the output may alias it), then the others from the next rank on.
@@ -154,9 +173,9 @@ void rootedRound(Call& c, const Step& st, Fragment& f) {
       if (c.k == 1) {
         if (out != c.send()) std::memcpy(out, c.send(), bytes);
       } else {
-        reduce3(out, c.send(), input((c.me + 1) % c.k), f.count, c.args.dt, c.args.op);
+        reduce3(out, c.send(), at.input((c.me + 1) % c.k, epoch), f.count, c.args.dt, c.args.op);
       }
-      for (int i = 2; i < c.k; ++i) reduceInto(out, input((c.me + i) % c.k), f.count, c.args.dt, c.args.op);
+      for (int i = 2; i < c.k; ++i) reduceInto(out, at.input((c.me + i) % c.k, epoch), f.count, c.args.dt, c.args.op);
       ctx.movedUp((c.k - 1) * bytes);
       c.finishAvg(st, out, f.count);
     }
@@ -165,8 +184,8 @@ void rootedRound(Call& c, const Step& st, Fragment& f) {
   // A one-shot round of every rank next waits for Released: this one's ranks did not all see
   // each other's Staged.
   s.afterOneShot = false;
-  s.afterRootedOneShot = alternate;
-  s.afterMailboxOneShot = inBox;
+  s.afterRootedOneShot = at.alternate;
+  s.afterMailboxOneShot = at.inBox;
 }
 
 }  // namespace
@@ -180,24 +199,18 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
   // Allreduce and allgather stage their vector or block, all-to-all its block for every rank.
   const std::size_t bytes = f.count * c.es;
   const std::size_t inputBytes = coll == Collective::AllToAll ? bytes * ctx.topo.size() : bytes;
-  const std::size_t half = dom.windowBytes() / 2 / 64 * 64;
-  const bool inBox = dom.mailboxCoherent() && inputBytes <= kFastBoxPayload;
-  const bool alternate = inBox || inputBytes <= half;
   // The call's only round: its deadline, set at the call, is fresh.
   // After a broadcast or reduce round, whose ranks did not all wait on each other, the round
   // waits for Released as after any other.
-  const std::uint32_t epoch = alternate && s.afterOneShot ? ++ctx.epoch : beginRound(ctx);
+  const Staging at(dom, inputBytes);
+  const std::uint32_t epoch = at.alternate && s.afterOneShot ? ++ctx.epoch : beginRound(ctx);
   f.epoch = epoch;
-  const bool poll = inBox && s.afterMailboxOneShot;
-  const std::size_t which = epoch & 1;
-  auto input = [&](int p) {
-    return inBox ? dom.mailbox(p) + which * kFastBoxBytes + kFastBoxHeader
-                 : dom.window(p) + (alternate ? which * half : 0);
-  };
-  if (inBox) {
-    std::byte* box = dom.mailbox(c.me) + which * kFastBoxBytes;
+  const bool poll = at.inBox && s.afterMailboxOneShot;
+  auto input = [&](int p) { return at.input(p, epoch); };
+  if (at.inBox) {
+    std::byte* box = at.box(c.me, epoch);
     // The other box may hold anything after another algorithm: an epoch that is not the next.
-    if (!poll) boxEpoch(dom.mailbox(c.me) + (1 - which) * kFastBoxBytes).store(epoch, std::memory_order_relaxed);
+    if (!poll) boxEpoch(at.box(c.me, epoch + 1)).store(epoch, std::memory_order_relaxed);
     std::memcpy(box + kFastBoxHeader, c.send(), inputBytes);
     boxPrint(box).store(ctx.tagSalt, std::memory_order_relaxed);
     boxEpoch(box).store(epoch, std::memory_order_release);
@@ -213,12 +226,7 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
   };
   if (!poll) raiseStaged();
   for (int p = 0; p < c.k; ++p) {
-    if (p == c.me) continue;
-    if (poll && pollBox(input(p) - kFastBoxHeader, epoch)) {
-      // Another fingerprint: the stamp (ordered before the box's epoch) says how the calls differ.
-      if (boxPrint(input(p) - kFastBoxHeader).load(std::memory_order_relaxed) != ctx.tagSalt) comparePeerCall(ctx, p);
-      continue;
-    }
+    if (p == c.me || at.polled(ctx, p, epoch, poll)) continue;
     raiseStaged();
     waitPeer(ctx, p, kFlagStaged, epoch);
   }
@@ -228,9 +236,9 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
   else
     reduceDomain(c, st, f, input);
   endRound(ctx, epoch);  // our window may be overwritten from here on; we hold what we need of it
-  s.afterOneShot = alternate;
+  s.afterOneShot = at.alternate;
   s.afterRootedOneShot = false;
-  s.afterMailboxOneShot = inBox;
+  s.afterMailboxOneShot = at.inBox;
 }
 
 }  // namespace tiercc::steps

@@ -1,5 +1,5 @@
-// Communicator lifecycle (joining is in join.cpp): building the topology, wiring the two tiers,
-// split, shrink, abort, statistics and teardown.
+// Communicator lifecycle (joining is in join.cpp, wiring the two tiers at init in
+// init_tiers.cpp): the failure detector, split, shrink, abort, statistics and teardown.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -41,19 +41,9 @@ std::string hashHex(const std::string& s) {
   return std::string(buf, 8);
 }
 
-int envInt(const char* name, int fallback) {
-  std::string text = params::raw(name);
-  return text.empty() ? fallback : static_cast<int>(params::getInt(name));
-}
-
-LinkSpec linkSpec(const char* bandwidthParam, const char* latencyParam) {
-  LinkSpec spec;
-  spec.bytesPerSec = params::getBandwidth(bandwidthParam).value_or(0);
-  spec.latencySec = params::getLatency(latencyParam).value_or(0);
-  return spec;
-}
-
 }  // namespace
+
+std::string Communicator::Impl::name() const { return setup_.jobId + "-" + hashHex(setup_.prefix); }
 
 Communicator::Impl::Impl(CommSetup setup) : setup_(std::move(setup)) {
   TIERCC_REQUIRE_ARG(setup_.size >= 1, "world size must be at least 1, got ", setup_.size);
@@ -84,7 +74,7 @@ Communicator::Impl::Impl(CommSetup setup) : setup_(std::move(setup)) {
   initTiers();
   startFailureDetector();
   if (const std::string dir = params::getString("TIERCC_TRACE"); !dir.empty())
-    trace_ = std::make_unique<TraceWriter>(dir, setup_.jobId + "-" + hashHex(setup_.prefix), topo_, setup_.prefix);
+    trace_ = std::make_unique<TraceWriter>(dir, name(), topo_, setup_.prefix);
   // The registrations last, after everything that may throw: a constructor that throws runs no
   // destructor, and a registration left behind would call into a freed communicator.
   std::optional<std::uint16_t> metricsPort;
@@ -100,146 +90,6 @@ Communicator::Impl::Impl(CommSetup setup) : setup_(std::move(setup)) {
   TIERCC_LOG(Info, Init) << "communicator ready: rank " << topo_.rank() << " of " << topo_.size() << ", "
                          << topo_.describe() << ", scale-up " << domain_->name() << ", scale-out "
                          << (transport_ ? transport_->name() : "none (one domain)");
-}
-
-void Communicator::Impl::initTiers() {
-  // The link models first: a malformed value fails here, before any rank waits on this one.
-  scaleUpLink_ = std::make_unique<LinkModel>(linkSpec("TIERCC_EMU_SCALEUP_BW", "TIERCC_EMU_SCALEUP_LATENCY"));
-  scaleOutLink_ = std::make_unique<LinkModel>(linkSpec("TIERCC_EMU_SCALEOUT_BW", "TIERCC_EMU_SCALEOUT_LATENCY"));
-  TIERCC_LOG(Info, Init) << "link model: scale-up " << scaleUpLink_->spec().describe() << "; scale-out "
-                         << scaleOutLink_->spec().describe();
-  Deadline deadline = Deadline::after(timeout_);
-  const int rank = setup_.rank, size = setup_.size;
-  if (setup_.jobId.empty()) {
-    if (rank == 0) {
-      unsigned char id[6];
-      randomBytes(id, sizeof id, "the job id");
-      store_->setString("jobid", toHex(id, sizeof id));
-    }
-    setup_.jobId = store_->getString("jobid", deadline);
-  }
-
-  // Publish who we are, then read everyone.
-  RankInfo mine;
-  mine.hostId = localHostId();
-  mine.pid = static_cast<int>(getpid());
-  mine.domainId = setup_.forcedDomain ? *setup_.forcedDomain : envInt("TIERCC_DOMAIN_ID", -1);
-  mine.domainSize = setup_.forcedDomain ? 0 : envInt("TIERCC_DOMAIN_SIZE", 0);
-  TIERCC_REQUIRE_ARG(mine.domainSize >= 0, "TIERCC_DOMAIN_SIZE must be positive, got ", mine.domainSize);
-  TIERCC_REQUIRE_ARG(mine.domainId >= -1, "TIERCC_DOMAIN_ID must be non-negative, got ", mine.domainId);
-  mine.cacheBytes = scaleUpLink_->spec().paced() ? 0 : coreCacheBytes();
-  const std::string transportName = size > 1 ? defaultTransportName() : "none";
-  const std::string scaleUpAsked = params::getString("TIERCC_SCALEUP");
-  TIERCC_REQUIRE_ARG(scaleUpAsked == "auto" || scaleUpAsked == "shm" || scaleUpAsked == "emulated",
-                     "TIERCC_SCALEUP must be auto, shm or emulated, got '", scaleUpAsked, "'");
-  mine.settings = concat("transport=", transportName, " scaleup=", scaleUpAsked, " shm_chunk=", window_.describe(),
-                         " allreduce_oneshot_bytes=", oneShotLimitBytes_,
-                         " shm_copy=", params::getString("TIERCC_SHM_COPY"), " algo=", params::getString("TIERCC_ALGO"),
-                         " path=", params::getString("TIERCC_PATH"), " knomial_radix=", knomialRadix_,
-                         " pipeline_slots=", pipelineSlots_, " tune=", tierModel_.scaleUp.describe(), "/",
-                         tierModel_.scaleOut.describe(), "/", tierModel_.local.describe(), "/",
-                         tierModel_.crossMemory.describe(), " probe=", params::getBool("TIERCC_TUNE_PROBE"));
-  // The rank whose process hosts the store says so (rank 0 of the world; in a split, whichever
-  // rank that process is), before the rank infos every rank reads.
-  if (setup_.hostedServer) store_->setString("store/host-rank", std::to_string(rank));
-  std::vector<RankInfo> all;
-  for (const std::string& info : allgatherThroughStore(*store_, rank, size, "rank/", mine.encode(), deadline))
-    all.push_back(RankInfo::decode(info));
-  // Ranks that disagree would desynchronise or time out later: every rank stops here instead,
-  // with the same message.
-  for (int r = 1; r < size; ++r)
-    if (all[r].settings != all[0].settings)
-      fail(ErrorCode::InvalidArgument, "ranks disagree on their settings: rank 0 has '", all[0].settings, "', rank ", r,
-           " has '", all[r].settings, "' (set TIERCC_TRANSPORT, TIERCC_SHM_CHUNK, ... alike on every rank)");
-  topo_ = detectTopology(all, rank);
-  // Every rank prices with the smallest cache, and with none where a domain is emulated (its
-  // windows are not one host's memory).
-  std::size_t cacheBytes = all[0].cacheBytes;
-  bool emulatedSomewhere = scaleUpAsked == "emulated";
-  for (int r = 0; r < size; ++r) {
-    cacheBytes = std::min(cacheBytes, all[r].cacheBytes);
-    emulatedSomewhere = emulatedSomewhere || all[r].hostId != all[topo_.rankAt(topo_.domainOf(r), 0)].hostId;
-  }
-  tierModel_.cacheBytes = emulatedSomewhere ? 0 : cacheBytes;
-  if (store_->check({"store/host-rank"}))
-    storeHostRank_ = std::atoi(store_->getString("store/host-rank", deadline).c_str());
-  hostIndex_ = static_cast<int>(
-      std::count_if(all.begin(), all.begin() + rank, [&](const RankInfo& r) { return r.hostId == mine.hostId; }));
-
-  // Tier 0: shm when every member of the domain is on this host, else the emulated backend
-  // (memory semantics over a transport of the domain's own); TIERCC_SCALEUP may force either.
-  const int dom = topo_.domain();
-  std::vector<std::string> names;
-  std::string elsewhere;  // a member on another host, for messages
-  for (int member : topo_.members(dom)) {
-    if (all[member].hostId != mine.hostId && elsewhere.empty())
-      elsewhere = concat(topo_.nameRank(member), " is on ", all[member].hostId, ", this rank on ", mine.hostId);
-    names.push_back(topo_.nameRank(member));
-  }
-  const std::string scaleUp = scaleUpAsked != "auto" ? scaleUpAsked : elsewhere.empty() ? "shm" : "emulated";
-  if (scaleUp == "shm" && !elsewhere.empty())
-    fail(ErrorCode::NotSupported, "domain ", dom, " spans hosts (", elsewhere,
-         "): TIERCC_SCALEUP=shm needs every member on one host (use auto or emulated)");
-  TIERCC_LOG(Info, Init) << "scale-up backend of domain " << dom << ": " << scaleUp
-                         << (scaleUpAsked == "auto" ? " (auto)" : " (TIERCC_SCALEUP)");
-  ShmDomainConfig shm;
-  shm.segmentPrefix = "/tiercc-" + setup_.jobId + "-" + hashHex(setup_.prefix) + "-d" + std::to_string(dom);
-  shm.localRank = topo_.localRank();
-  shm.peerNames = names;
-  // Every rank has the same shape and model here, so auto gives every rank the same window.
-  shm.windowBytes = window_.resolve(shapeOf(topo_), tierModel_, pipelineSlots_);
-  TIERCC_LOG(Info, Init) << "staging window: " << shm.windowBytes << " bytes per rank ("
-                         << (window_.asked ? "TIERCC_SHM_CHUNK" : "auto: the cost model's") << ")";
-  shm.setupDeadline = deadline;
-  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  const auto onHost = std::count_if(all.begin(), all.end(), [&](const RankInfo& r) { return r.hostId == mine.hostId; });
-  shm.oversubscribed = cores > 0 && onHost > cores;
-  if (scaleUp == "emulated") {
-    EmulatedDomainConfig emu{shm.localRank, names, shm.windowBytes, !elsewhere.empty(), timeout_};
-    PrefixStore domainStore(store_, "emu/d" + std::to_string(dom) + "/");
-    domain_ = createEmulatedDomain(transportName, domainStore, std::move(emu), deadline);
-  } else {
-    PrefixStore domainStore(store_, "shm/d" + std::to_string(dom) + "/");
-    domain_ = std::make_unique<ShmDomain>(domainStore, shm);
-  }
-
-  // Tier 1: collectives use the rail peers (same local rank, other domains), connected now;
-  // send/recv and the flat algorithms may address anyone, connected on first use.
-  sendSeq_.assign(size, 0);
-  recvSeq_.assign(size, 0);
-  if (size > 1) {
-    TransportSetup ts;
-    ts.rank = rank;
-    ts.worldSize = size;
-    for (int r = 0; r < size; ++r)
-      if (r != rank) ts.peers.push_back(r);
-    ts.connectAtInit = topo_.railPeers();
-    ts.laterStore = store_;
-    ts.peerName = [this](int r) { return topo_.nameRank(r); };
-    ts.deadline = deadline;
-    ts.localRank = topo_.localRank();
-    ts.spansHosts = std::any_of(all.begin(), all.end(), [&](const RankInfo& r) { return r.hostId != mine.hostId; });
-    transport_ = createTransport(transportName, *store_, ts);
-  }
-  if (params::getBool("TIERCC_TUNE_PROBE")) {
-    const ProbeSample sample = probeTiers(topo_, *domain_, transport_.get(), scaleOutLink_->spec().paced(),
-                                          scaleUpLink_->spec().paced(), deadline);
-    tierModel_ = shareProbes(*store_, topo_, sample, tierModel_, deadline);
-    tierModelSource_ = "probed at init";
-  }
-  // This rank, and the paths beyond staging its domain can take (the same on every rank of it).
-  RankView view;
-  view.rank = topo_.rank();
-  view.domainSize = topo_.domainSize();
-  view.crossMemory = domain_->crossMemoryAttach();
-  view.forced = pathOverride_;
-  selector_ = std::make_unique<Selector>(shapeOf(topo_), tierModel_, algoOverrides_, oneShotLimitBytes_, view);
-  windowBytes_ = domain_->windowBytes();
-  // The same on every rank: the settings check made them choose the same transport.
-  railMessageBytes_ = transport_ ? transport_->preferredMessageBytes() : 0;
-  symmetric_ = domain_->symmetric();
-  scratch_.accumulate.allocate(accumulateBytes(shm.windowBytes));
-  scratch_.receive.allocate(receiveBytes(shm.windowBytes, topo_.numDomains()));
 }
 
 // Heartbeats go over a connection of their own: a beat must not queue behind a blocking get.
@@ -348,8 +198,7 @@ void Communicator::Impl::lingerForSurvivors() {
 void Communicator::Impl::dumpFlightRecorder(const std::string& reason) const {
   if (!recorder_->capacity()) return;
   const std::string dir = params::getString("TIERCC_FLIGHT_RECORDER_DIR");
-  const std::string path =
-      concat(dir, "/tiercc-flight-", setup_.jobId, "-", hashHex(setup_.prefix), "-rank", topo_.rank(), ".json");
+  const std::string path = concat(dir, "/tiercc-flight-", name(), "-rank", topo_.rank(), ".json");
   ::mkdir(dir.c_str(), 0777);  // one level, if missing; a failure shows when the file does not open
   std::ofstream out(path, std::ios::trunc);
   out << recorder_->json(topo_, setup_.prefix, reason, queue_.queued());

@@ -86,7 +86,10 @@ class Communicator::Impl {
   void freeShared(void* p);
 
  private:
-  void initTiers();
+  void initTiers();  // init_tiers.cpp
+  /// The job's id and this communicator's prefix, hashed: names its segments and dumps apart
+  /// from other communicators' of the job.
+  std::string name() const;
   /// Runs an operation, queued at `queuedAt` (cycle-clock ticks; 0: run as it was issued).
   void execute(const char* name, std::uint64_t seq, std::uint64_t queuedAt, const CallArgs& args);
   void executeCall(const char* name, std::uint64_t seq, const CallArgs& args);

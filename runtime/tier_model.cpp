@@ -33,6 +33,9 @@ std::size_t windowBytesFrom(const char* param) {
 
 }  // namespace
 
+LinkSpec scaleUpPacingFromParams() { return specFrom("TIERCC_EMU_SCALEUP_BW", "TIERCC_EMU_SCALEUP_LATENCY"); }
+LinkSpec scaleOutPacingFromParams() { return specFrom("TIERCC_EMU_SCALEOUT_BW", "TIERCC_EMU_SCALEOUT_LATENCY"); }
+
 TierModel tierModelFromParams() {
   TierModel m;
   m.scaleUp = specFrom("TIERCC_TUNE_SCALEUP_BW", "TIERCC_TUNE_SCALEUP_LATENCY", "TIERCC_EMU_SCALEUP_BW",

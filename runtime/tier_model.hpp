@@ -13,6 +13,11 @@ namespace tiercc {
 /// transport too, so they are priced as scale-out.
 TierModel tierModelFromParams();
 
+/// The link model's pacing of each tier (TIERCC_EMU_SCALEUP_*, TIERCC_EMU_SCALEOUT_*): what a
+/// LinkModel enforces; not paced where unset.
+LinkSpec scaleUpPacingFromParams();
+LinkSpec scaleOutPacingFromParams();
+
 /// This rank's TierModel::cacheBytes from TIERCC_TUNE_CACHE: "auto" is this CPU's L2 (0 where
 /// the system does not say), else a byte count. InvalidArgument when malformed. Ranks agree on
 /// the smallest (RankInfo::cacheBytes).

@@ -19,9 +19,7 @@ namespace {
 // Priced as a job of shared-memory domains on this host would be (a paced scale-up has no cache).
 Selector selectorFor(const Shape& shape) {
   TierModel model = tierModelFromParams();
-  const bool paced = params::getBandwidth("TIERCC_EMU_SCALEUP_BW").value_or(0) > 0 ||
-                     params::getLatency("TIERCC_EMU_SCALEUP_LATENCY").value_or(0) > 0;
-  model.cacheBytes = paced ? 0 : coreCacheBytes();
+  model.cacheBytes = scaleUpPacingFromParams().paced() ? 0 : coreCacheBytes();
   return Selector(shape, model, parseAlgoOverrides(params::getString("TIERCC_ALGO")),
                   static_cast<std::size_t>(params::getInt("TIERCC_ALLREDUCE_ONESHOT_BYTES")));
 }
