@@ -44,7 +44,8 @@ const std::vector<Info> kParams = {
     {"TIERCC_IB_PORT", "int", "", "ibverbs: port number on the device (default: the first ACTIVE port)"},
     {"TIERCC_IB_GID_INDEX", "int", "", "ibverbs: GID table index (default: the RoCE v2 GID of an IPv4 address)"},
     {"TIERCC_IB_TIMEOUT", "int", "14",
-     "ibverbs: QP ack timeout exponent (4.096 us * 2^n per try; bounds dead-peer detection)"},
+     "ibverbs: QP ack timeout exponent (4.096 us * 2^n per try; bounds dead-peer detection); unset on SoftRoCE: 16 "
+     "(its software acks stall beyond 67 ms on a loaded host)"},
     {"TIERCC_IB_RETRY_CNT", "int", "7", "ibverbs: QP transport retries before a send fails (0-7)"},
     {"TIERCC_IB_EAGER_LIMIT", "int", "8192",
      "ibverbs: largest message sent eagerly through bounce buffers; larger ones use RDMA write rendezvous"},

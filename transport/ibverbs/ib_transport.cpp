@@ -35,6 +35,7 @@ constexpr milliseconds kSleepSlice{200};           // re-check probes and deadli
 constexpr milliseconds kProbeAfter{1000};          // silence with pending input before probing
 constexpr milliseconds kDrainAtClose{2000};        // let posted sends reach the peer before closing
 constexpr std::uint32_t kInfoMagic = 0x49424e54;   // "TNBI"
+constexpr std::uint8_t kSoftRoceTimeout = 16;      // ack timeout exponent on rdma_rxe: 4.096 us x 2^16 = 268 ms
 
 // What a rank publishes for each peer: its QP address and the protocol sizes both must share.
 struct PeerInfo {
@@ -141,6 +142,14 @@ void IbTransport::connectAll(Store& store, const TransportSetup& setup) {
     // rdma_rxe never gives up with retry_cnt 7, so a dead peer would hang us: one try fewer.
     tuning.retryCnt = 6;
     TIERCC_LOG(Info, Net) << "ibverbs: " << choice_.device << " is SoftRoCE; using retry_cnt 6 instead of 7";
+  }
+  if (params::source("TIERCC_IB_TIMEOUT") == "default" && isSoftRoce(ctx_.get())) {
+    // rdma_rxe acks in software: a loaded host (CI's VM: two 64 MiB writes crossing) left a
+    // transfer seven 67 ms timeouts without an ack, and the QP failed with "retry counter
+    // exceeded". A try of 268 ms still reports a dead peer within 2 s.
+    tuning.timeout = kSoftRoceTimeout;
+    TIERCC_LOG(Info, Net) << "ibverbs: " << choice_.device << " is SoftRoCE; using ack timeout exponent "
+                          << int(kSoftRoceTimeout) << " (TIERCC_IB_TIMEOUT unset)";
   }
   const std::string me = std::to_string(setup.rank);
   std::mt19937 rng(std::random_device{}());
