@@ -94,7 +94,8 @@ void printRails(const Result& r) {
     std::printf("least %s, most %s\n", formatSize(lo).c_str(), formatSize(hi).c_str());
 }
 
-void printOne(const Options& o, const Priced& p, const Shape& s, const Cluster& c) {
+// `o` with its window resolved (withWindowFor); `autoWindow`: the cost model chose it.
+void printOne(const Options& o, bool autoWindow, const Priced& p, const Shape& s, const Cluster& c) {
   const Result& r = p.result;
   const int D = s.numDomains();
   std::printf("%s of %s on %s: %s%s, %s mode\n", toString(p.plan.coll), formatSize(double(p.plan.bytes)).c_str(),
@@ -122,7 +123,7 @@ void printOne(const Options& o, const Priced& p, const Shape& s, const Cluster& 
               percent(r.seconds > 0 ? r.busiestScaleUp.seconds / r.seconds : 0).c_str());
   // How close the plan comes to what its busiest link allows (the issue-16 check: within 1.2x).
   const double busiest = busiestLinkSeconds(r, p.plan, s, c);
-  const std::size_t window = windowFor(o, s);
+  const std::size_t window = o.windowBytes;
   std::string cut;
   if (p.plan.windowBytes && p.plan.windowBytes < window)
     cut = concat(" cut from 1/", window / p.plan.windowBytes, " of");
@@ -131,7 +132,7 @@ void printOne(const Options& o, const Priced& p, const Shape& s, const Cluster& 
       "busiest link's time, %.2fx the slow-tier bound's\n",
       p.plan.fragments, p.plan.fragments == 1 ? "" : "s",
       formatSize(double(p.plan.fragmentCount * p.plan.elementBytes)).c_str(), p.plan.slots, cut.c_str(),
-      formatSize(double(window)).c_str(), o.windowBytes ? "--window" : "auto: the cost model's",
+      formatSize(double(window)).c_str(), autoWindow ? "auto: the cost model's" : "--window",
       busiest > 0 ? r.seconds / busiest : 0.0, boundT > 0 ? r.seconds / boundT : 0.0);
   if (c.oversub > 1)
     std::printf("  fabric core      : busy %s (%s of the time), oversubscribed %g:1\n",
@@ -270,7 +271,7 @@ int run(int argc, char** argv) {
     else {
       const Priced p = priceOne(sized, o.algo, o.bytes, shape, c);
       if (!p.ok) fail(ErrorCode::InvalidArgument, "--algo ", o.algo, ": ", p.why);
-      printOne(o, p, shape, c);
+      printOne(sized, o.windowBytes == 0, p, shape, c);
     }
   }
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

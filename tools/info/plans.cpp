@@ -25,12 +25,12 @@ Selector selectorFor(const Shape& shape) {
 }
 
 // A request of `bytes` in nccl-tests' sense, in elements of `dt`.
-Request requestFor(Collective coll, std::size_t bytes, DataType dt, const Shape& shape, const TierModel& model) {
+Request requestFor(Collective coll, std::size_t bytes, DataType dt, const Shape& shape, std::size_t windowBytes) {
   Request req;
   req.coll = coll;
   req.dt = dt;
   req.radix = static_cast<int>(params::getInt("TIERCC_KNOMIAL_RADIX"));
-  req.windowBytes = windowSettingFromParams().resolve(shape, model);
+  req.windowBytes = windowBytes;
   req.count = bytes / dataTypeSize(dt);
   if (coll == Collective::AllGather || coll == Collective::ReduceScatter || coll == Collective::AllToAll)
     req.count = std::max<std::size_t>(1, req.count / shape.size());
@@ -49,13 +49,14 @@ void printAlgorithms(std::ostream& out, int domains, int domainSize) {
   const Shape shape = Shape::uniformDomains(domains, domainSize);
   const Selector selector = selectorFor(shape);
   const TierModel& model = selector.model();
+  const std::size_t window = windowSettingFromParams().resolve(shape, model);  // once, as at init
   out << "algorithms on " << domains << " domains x " << domainSize << " ranks (scale-up " << model.scaleUp.describe()
       << ", scale-out " << model.scaleOut.describe() << "; predicted time per candidate, * = chosen):\n";
   for (int c = 0; c < kNumCollectives; ++c) {
     const auto coll = static_cast<Collective>(c);
     if (coll == Collective::AllToAllv || coll == Collective::Send || coll == Collective::Recv) continue;
     for (std::size_t bytes : {std::size_t{8}, std::size_t{65536}, std::size_t{1} << 20, std::size_t{64} << 20}) {
-      const Request req = requestFor(coll, bytes, DataType::U8, shape, model);
+      const Request req = requestFor(coll, bytes, DataType::U8, shape, window);
       const Algorithm chosen = selector.decide(req);
       out << "  " << std::left << std::setw(15) << toString(coll) << std::right << std::setw(10) << bytes << " B:";
       for (const AlgorithmEntry* e : algorithmsFor(coll)) {
@@ -86,7 +87,8 @@ void printPlan(std::ostream& out, const std::string& collName, int domains, int 
   if (pathName == "cma") path = Path::CrossMemory;
   const Shape shape = Shape::uniformDomains(domains, domainSize);
   const Selector selector = selectorFor(shape);
-  const Request req = requestFor(coll, bytes, DataType::F32, shape, selector.model());
+  const Request req =
+      requestFor(coll, bytes, DataType::F32, shape, windowSettingFromParams().resolve(shape, selector.model()));
   const Algorithm algorithm = selector.decide(req);
   TIERCC_REQUIRE_ARG(supportsPath(algorithm, req, shape, path, domainSize) || path == Path::Staged, "--path ", pathName,
                      ": ", toString(coll), ":", toString(algorithm), " has no such path on ", domains, " domains of ",

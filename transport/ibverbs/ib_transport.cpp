@@ -138,18 +138,20 @@ IbTransport::IbTransport(Store& store, const TransportSetup& setup) {
 
 void IbTransport::connectAll(Store& store, const TransportSetup& setup) {
   QpTuning tuning = tuningFromParams();
-  if (tuning.retryCnt == 7 && isSoftRoce(ctx_.get())) {
-    // rdma_rxe never gives up with retry_cnt 7, so a dead peer would hang us: one try fewer.
-    tuning.retryCnt = 6;
-    TIERCC_LOG(Info, Net) << "ibverbs: " << choice_.device << " is SoftRoCE; using retry_cnt 6 instead of 7";
-  }
-  if (params::source("TIERCC_IB_TIMEOUT") == "default" && isSoftRoce(ctx_.get())) {
-    // rdma_rxe acks in software: a loaded host (CI's VM: two 64 MiB writes crossing) left a
-    // transfer seven 67 ms timeouts without an ack, and the QP failed with "retry counter
-    // exceeded". A try of 268 ms still reports a dead peer within 2 s.
-    tuning.timeout = kSoftRoceTimeout;
-    TIERCC_LOG(Info, Net) << "ibverbs: " << choice_.device << " is SoftRoCE; using ack timeout exponent "
-                          << int(kSoftRoceTimeout) << " (TIERCC_IB_TIMEOUT unset)";
+  if (isSoftRoce(ctx_.get())) {
+    if (tuning.retryCnt == 7) {
+      // rdma_rxe never gives up with retry_cnt 7, so a dead peer would hang us: one try fewer.
+      tuning.retryCnt = 6;
+      TIERCC_LOG(Info, Net) << "ibverbs: " << choice_.device << " is SoftRoCE; using retry_cnt 6 instead of 7";
+    }
+    if (params::source("TIERCC_IB_TIMEOUT") == "default") {
+      // rdma_rxe acks in software: a loaded host (CI's VM: two 64 MiB writes crossing) left a
+      // transfer seven 67 ms timeouts without an ack, and the QP failed with "retry counter
+      // exceeded". A try of 268 ms still reports a dead peer within 2 s.
+      tuning.timeout = kSoftRoceTimeout;
+      TIERCC_LOG(Info, Net) << "ibverbs: " << choice_.device << " is SoftRoCE; using ack timeout exponent "
+                            << int(kSoftRoceTimeout) << " (TIERCC_IB_TIMEOUT unset)";
+    }
   }
   const std::string me = std::to_string(setup.rank);
   std::mt19937 rng(std::random_device{}());
