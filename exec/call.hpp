@@ -44,6 +44,9 @@ struct ExecState {
   DirectRound direct;
   std::vector<std::unique_ptr<TransferBatch>> batches;  ///< [slot x steps + step]
   std::vector<int> order;                               ///< a reduction's local ranks, in order
+  /// The linear all-to-all in place: blocks from other domains, until this rank's own have left
+  /// (kept at the largest such call's size).
+  std::vector<std::byte> arrivals;
 };
 
 /// A call being run: the plan, the arguments, the tiers, and the plan's buffers per fragment.

@@ -39,7 +39,8 @@ using namespace steps;
 constexpr std::array<StepRunner, kNumStepKinds> kRunners = {{
     {nullptr, nullptr}, {stage, nullptr}, {domainReduce, nullptr}, {domainPack, nullptr}, {oneShot, nullptr},
     {publish, nullptr}, {domainGather, nullptr}, {nullptr, nullptr},
-    {railReducePost, railReduceFinish}, {railCopyPost, railCopyFinish}, {localReduce, nullptr},
+    {railReducePost, railReduceFinish}, {railCopyPost, railCopyFinish},
+    {crossExchangePost, crossExchangeFinish}, {localReduce, nullptr},
     {ringReduceScatter, nullptr}, {ringAllgather, nullptr}, {fold, nullptr}, {halvingReduce, nullptr},
     {doublingGather, nullptr}, {doublingReduce, nullptr}, {unfold, nullptr}, {knomialBroadcast, nullptr},
     {knomialReduce, nullptr}, {bruckAllgather, nullptr}, {bruckRotate, nullptr}, {bruckAlltoall, nullptr},
@@ -60,7 +61,12 @@ class Pipeline {
         clocked_(call.plan.predictedSeconds >= kAlwaysClockedSeconds || call.ctx.seq % 8 == 0) {}
 
   void run() {
-    for (std::size_t i = 0; i < begin_; ++i) runOnce(i);
+    // Steps once per call before the fragments; one that posts (the linear all-to-all's cross
+    // exchange) completes after them.
+    Fragment whole{.count = c_.plan.count};
+    std::uint64_t postedOnce = 0;
+    for (std::size_t i = 0; i < begin_; ++i)
+      if (runOnce(i, whole) && i < 64) postedOnce |= std::uint64_t(1) << i;
     const Plan& plan = c_.plan;
     if (plan.slots > kMaxSlots) fail(ErrorCode::Internal, c_.ctx.what, ": ", plan.slots, " fragments in flight");
     if (plan.slots == 1) {  // one fragment at a time, each to its end
@@ -72,7 +78,9 @@ class Pipeline {
     } else {
       pipelined();
     }
-    for (std::size_t i = end_; i < steps_.size(); ++i) runOnce(i);
+    for (std::size_t i = 0; i < begin_; ++i)
+      if (postedOnce >> i & 1) timed(i, -1, true, [&] { runnerFor(steps_[i].kind).finish(c_, steps_[i], whole); });
+    for (std::size_t i = end_; i < steps_.size(); ++i) runOnce(i, whole);
   }
 
  private:
@@ -159,14 +167,15 @@ class Pipeline {
     }
   }
 
-  void runOnce(std::size_t i) {
-    Fragment whole{.count = c_.plan.count};
+  // Runs once-per-call step i on the whole call; true if it posted transfers to finish later.
+  bool runOnce(std::size_t i, Fragment& whole) {
     const StepKind kind = steps_[i].kind;
-    if (kind == StepKind::Agree) return;  // the executor agreed before running the plan
+    if (kind == StepKind::Agree) return false;  // the executor agreed before running the plan
     timed(i, -1, false, [&] {
       if (kind == StepKind::Close) return c_.state.direct.close();
       runnerFor(kind).run(c_, steps_[i], whole);
     });
+    return runnerFor(kind).finish != nullptr;
   }
 
   // Runs one part of step i (of `fragment`, -1: the whole call; `wait`: completing what it

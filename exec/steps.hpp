@@ -15,6 +15,8 @@ using Fn = void(Call& call, const Step& step, Fragment& f);
 Fn stage, domainReduce, domainPack, publish, domainGather, oneShot;
 // Along the rails and on this rank (rail_steps.cpp).
 Fn railReducePost, railReduceFinish, railCopyPost, railCopyFinish, localReduce;
+// Across domains, every rank with every rank of the other domains (cross_steps.cpp).
+Fn crossExchangePost, crossExchangeFinish;
 // Flat patterns over the transport (ring_steps.cpp, butterfly_steps.cpp, tree_steps.cpp,
 // bruck_steps.cpp, exchange_steps.cpp).
 Fn ringReduceScatter, ringAllgather, fold, halvingReduce, doublingGather, doublingReduce, unfold;

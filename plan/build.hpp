@@ -130,6 +130,8 @@ void hierarchicalAllgather(Plan& plan, const Request& req, const Shape& shape);
 void hierarchicalBroadcast(Plan& plan, const Request& req, const Shape& shape);
 void hierarchicalReduce(Plan& plan, const Request& req, const Shape& shape);
 void hierarchicalAlltoall(Plan& plan, const Request& req, const Shape& shape);
+// Across domains block by block, straight from buffer to buffer: no packing.
+void linearAlltoall(Plan& plan, const Request& req, const Shape& shape);
 // Small messages: every rank reduces its whole domain, then the rails exchange results.
 void oneShot(Plan& plan, const Request& req, const Shape& shape);  // allreduce and barrier
 std::string oneShotUnsupported(const Request& req, const Shape& shape);

@@ -37,9 +37,10 @@ enum class Algorithm : std::uint8_t {
   Bruck,
   Pairwise,
   Dissemination,
-  PointToPoint
+  PointToPoint,
+  Linear
 };
-inline constexpr int kNumAlgorithms = 10;
+inline constexpr int kNumAlgorithms = 11;
 /// "hierarchical", "one_shot", ... (static storage).
 const char* toString(Algorithm a);
 bool parseAlgorithm(const std::string& name, Algorithm& out);

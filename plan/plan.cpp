@@ -14,8 +14,9 @@ constexpr std::array<const char*, kNumCollectives> kCollectives = {
     "allreduce", "reduce_scatter", "allgather", "broadcast", "reduce",
     "alltoall",  "alltoallv",      "barrier",   "send",      "recv"};
 constexpr std::array<const char*, kNumAlgorithms> kAlgorithms = {
-    "hierarchical", "one_shot", "ring",     "halving_doubling", "recursive_doubling",
-    "knomial",      "bruck",    "pairwise", "dissemination",    "point_to_point"};
+    "hierarchical",       "one_shot",       "ring",  "halving_doubling",
+    "recursive_doubling", "knomial",        "bruck", "pairwise",
+    "dissemination",      "point_to_point", "linear"};
 constexpr std::array<const char*, 5> kGroups = {"self", "domain", "rail", "world", "pair"};
 constexpr std::array<const char*, kNumPaths> kPaths = {"staged", "zero_copy", "cma"};
 constexpr std::array<const char*, 8> kBuffers = {"-",       "send",     "recv",        "window",
@@ -31,6 +32,7 @@ constexpr std::array<const char*, kNumStepKinds> kStepKinds = {"agree",
                                                                "close",
                                                                "rail-reduce",
                                                                "rail-copy",
+                                                               "cross-exchange",
                                                                "local-reduce",
                                                                "ring-reduce-scatter",
                                                                "ring-allgather",
@@ -107,19 +109,34 @@ std::uint64_t Plan::sum(std::uint64_t Step::*field) const {
 // too few fragments are in flight to cover a trip. Filling and draining add one trip:
 //   time = (F - 1) period + trip.
 // Without latency in flight and with two slots this is max(up, out) + min(up, out) / F.
+// Scale-up steps that do not wait for the scale-out steps before them (Step::after) run while
+// those steps' transfers are on the wire: up to those steps' time leaves the trip.
 double Plan::combine(const std::vector<double>& stepSeconds, const std::vector<double>& inFlightSeconds) const {
-  double up = 0, out = 0, inFlight = 0;
+  double up = 0, out = 0, inFlight = 0, overlapped = 0;
+  double onTheWire = 0;        // of the scale-out steps no later step has waited for yet
+  std::uint64_t unwaited = 0;  // those steps (Step::after's bits)
   for (std::size_t i = 0; i < steps.size() && i < stepSeconds.size(); ++i) {
     if (steps[i].tier != Tier::ScaleOut) {
       up += stepSeconds[i];
+      if (steps[i].after & unwaited) {
+        onTheWire = 0;
+        unwaited = 0;
+      }
+      const double hidden = std::min(stepSeconds[i], onTheWire);
+      overlapped += hidden;
+      onTheWire -= hidden;
       continue;
     }
-    const double flying = i < inFlightSeconds.size() ? std::min(inFlightSeconds[i], stepSeconds[i]) : 0;
+    if (i < 64) unwaited |= std::uint64_t(1) << i;
+    onTheWire += stepSeconds[i];
+    // Once per call, a step's latency is paid once: other fragments do not hide it.
+    const double flying =
+        i < inFlightSeconds.size() && !steps[i].perCall ? std::min(inFlightSeconds[i], stepSeconds[i]) : 0;
     out += stepSeconds[i] - flying;
     inFlight += flying;
   }
-  if (slots <= 1 || fragments <= 1) return up + out + inFlight;
-  const double F = fragments, trip = (up + out + inFlight) / F;
+  if (slots <= 1 || fragments <= 1) return up + out + inFlight - overlapped;
+  const double F = fragments, trip = (up + out + inFlight - overlapped) / F;
   const double period = std::max({up / F, out / F, trip / slots});
   return (F - 1) * period + trip;
 }

@@ -39,6 +39,7 @@ const std::vector<Entry>& table() {
       {{C::Reduce, A::OneShot, b::oneShotRooted, b::oneShotGatherUnsupported}},
       {{C::Reduce, A::Knomial, b::knomialReduce}},
       {{C::AllToAll, A::Hierarchical, b::hierarchicalAlltoall, nullptr, kAnyPath}},
+      {{C::AllToAll, A::Linear, b::linearAlltoall, nullptr, kAnyPath, true}, kAnyPath},
       {{C::AllToAll, A::OneShot, b::oneShotGather, b::oneShotGatherUnsupported}},
       {{C::AllToAll, A::Pairwise, b::pairwiseAlltoall}},
       {{C::AllToAll, A::Bruck, b::bruckAlltoall}},

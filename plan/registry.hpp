@@ -24,6 +24,10 @@ struct AlgorithmEntry {
   /// Why it cannot run `req` on `shape` ("" if it can); null: it runs anything.
   std::string (*unsupported)(const Request& req, const Shape& shape) = nullptr;
   unsigned paths = kStagedOnly;  ///< the paths it can plan for a domain's steps
+  /// Run only where TIERCC_ALGO asks for it: the cost model does not price what decides for or
+  /// against it (the linear all-to-all: the CPU a socket transport spends, and many flows
+  /// sharing a link).
+  bool onlyWhenAsked = false;
 };
 
 /// The algorithms of a collective, in the order the selector lists them.

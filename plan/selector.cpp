@@ -17,6 +17,22 @@ std::string collectiveNames() {
   return out;
 }
 
+// Bytes the busiest rank copies with its CPU: in its own memory, and from its domain's peers.
+double copiedBytes(const Plan& plan) {
+  double bytes = 0;
+  for (const Step& st : plan.steps) bytes += st.localBytes + (st.tier == Tier::ScaleUp ? st.busiestBytes : 0);
+  return bytes;
+}
+
+// A direct path is worth taking if it is priced below staging, or the same (within rounding:
+// where the links limit, the copies hide behind them) while copying less: the CPU it saves is
+// what the model does not price, the other ranks' and the transport's.
+bool beatsStaging(const Plan& direct, const Plan& staged) {
+  const double s = staged.predictedSeconds;
+  return direct.predictedSeconds < s ||
+         (direct.predictedSeconds <= s * (1 + 1e-9) && copiedBytes(direct) < copiedBytes(staged));
+}
+
 }  // namespace
 
 AlgoOverrides parseAlgoOverrides(const std::string& spec) {
@@ -83,8 +99,10 @@ std::vector<Plan> Selector::directPlans(Algorithm a, const Plan& staged, const R
     Plan plan = buildPlan(a, sameDepth, shape_, path);
     const double seconds = plan.predictedSeconds = price(plan, model_).seconds;
     TIERCC_LOG(Trace, Tune) << toString(req.coll) << ":" << toString(a) << " " << plan.bytes << " B, " << toString(path)
-                            << ": " << seconds * 1e6 << "us against " << staged.predictedSeconds * 1e6 << "us staged";
-    if (plan.unfit.empty() && (view_.forced || seconds < staged.predictedSeconds)) out.push_back(std::move(plan));
+                            << ": " << seconds * 1e6 << "us against " << staged.predictedSeconds * 1e6
+                            << "us staged, copying " << copiedBytes(plan) << " B against " << copiedBytes(staged)
+                            << " B";
+    if (plan.unfit.empty() && (view_.forced || beatsStaging(plan, staged))) out.push_back(std::move(plan));
   }
   return out;
 }
@@ -106,7 +124,7 @@ Algorithm Selector::decide(const Request& req, bool symmetricLive) const {
   bool bestTakesForced = false;  // on the path TIERCC_PATH forces
   std::ostringstream prices;
   for (const AlgorithmEntry* e : algorithmsFor(req.coll)) {
-    if (!unsupportedReason(e->algorithm, req, shape_).empty()) continue;
+    if (e->onlyWhenAsked || !unsupportedReason(e->algorithm, req, shape_).empty()) continue;
     if (e->algorithm == Algorithm::OneShot && req.coll == Collective::AllReduce && bytes > oneShotLimitBytes_) continue;
     const Plan plan = buildAtBestDepth(e->algorithm, req, shape_, model_);
     if (!plan.unfit.empty()) continue;

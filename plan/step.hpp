@@ -25,6 +25,8 @@ enum class StepKind : std::uint8_t {
   // Along the rails (tier 1): rank (d, j) with rank (d', j) for every other domain d'.
   RailReduce,  ///< pieces go to the domain that reduces them, which reduces in domain order
   RailCopy,    ///< pieces go to the domains that need them
+  // Across domains, every rank with every rank of the other domains (tier 1).
+  CrossExchange,  ///< all-to-all: each block straight from its source to its destination
   // On this rank alone.
   LocalReduce,  ///< one-shot: the domains' results, reduced in domain order
   // Flat patterns over the transport (a step per round where the rounds differ).
@@ -48,7 +50,7 @@ enum class StepKind : std::uint8_t {
   Send,
   Recv
 };
-inline constexpr int kNumStepKinds = 28;
+inline constexpr int kNumStepKinds = 29;
 static_assert(kNumStepKinds == static_cast<int>(StepKind::Recv) + 1, "the tables of step kinds are sized by this");
 /// "stage", "domain-reduce", ... (static storage).
 const char* toString(StepKind k);
@@ -89,6 +91,7 @@ enum class Exchange : std::uint8_t {
   Fold,       ///< the folding ranks of pattern::Butterfly to their partner (param 0) or back (1)
   Shift,      ///< rank i to i + param (mod p)
   All,        ///< every rank with every other rank
+  Across,     ///< every rank with every rank of the other domains
 };
 
 struct Step {

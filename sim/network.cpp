@@ -108,6 +108,11 @@ bool forEachFlow(const Step& st, const Shape& s, const FlowFn& fn) {
         for (int b = 0; b < p; ++b)
           if (a != b) fn(a, b, bytes);
       return true;
+    case Exchange::Across:
+      for (int a = 0; a < p; ++a)
+        for (int b = 0; b < p; ++b)
+          if (s.domainOf[a] != s.domainOf[b]) fn(a, b, bytes);
+      return true;
   }
   return false;
 }
@@ -118,7 +123,9 @@ double flowCount(const Step& st, const Shape& s) {
     case Exchange::Unknown: return 0;
     case Exchange::InDomain: return p * s.maxDomainSize();
     case Exchange::Rail: return double(s.minDomainSize()) * s.numDomains() * s.numDomains();
-    case Exchange::All: return p * p;
+    case Exchange::All:
+    case Exchange::Across:
+      return p * p;
     default: return p;
   }
 }

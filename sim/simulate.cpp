@@ -21,7 +21,8 @@ bool railsBySymmetry(const Step& st, const Shape& s) {
   // A Rail exchange runs on the smallest domain's rails, each with one rank per domain, alike
   // even when domains are not.
   return st.scaleOutBytes == 0 || st.exchange == Exchange::Rail ||
-         (s.uniform() && (st.exchange == Exchange::All || st.exchange == Exchange::Unknown));
+         (s.uniform() &&
+          (st.exchange == Exchange::All || st.exchange == Exchange::Across || st.exchange == Exchange::Unknown));
 }
 
 Result symmetric(const Plan& plan, const Shape& s, const Cluster& c) {

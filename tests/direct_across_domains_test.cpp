@@ -1,8 +1,9 @@
-// The hierarchical allreduce across domains, where a domain's ranks read each other's buffers
-// (TierStats::scaleUpPath): zero copy on symmetric memory, cross-memory attach on ordinary
-// buffers (forced with TIERCC_PATH), staged windows otherwise, and a domain of one always staged. Each domain decides
-// alone, so one job mixes them: domains of 2, 2 and 1 ranks. Every result is checked exactly,
-// in and out of place, over several pipelined rounds, and the slow tier carries the bound.
+// The hierarchical allreduce and the linear all-to-all across domains, where a domain's ranks
+// read each other's buffers (TierStats::scaleUpPath): zero copy on symmetric memory,
+// cross-memory attach on ordinary buffers (forced with TIERCC_PATH), staged windows otherwise,
+// and a domain of one always staged. Each domain decides alone, so one job mixes them: domains
+// of 2, 2 and 1 ranks. Every result is checked exactly, in and out of place, over several
+// pipelined rounds, and the slow tier carries the bound.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -93,6 +94,58 @@ TEST(DirectAcrossDomains, EachDomainTakesItsOwnPath) {
         check(staged, a.data(), b.data(), "staged", "ordinary under TIERCC_SHM_COPY=staged");
         c.freeShared(sb);
         c.freeShared(sa);
+      },
+      jo);
+  for (const RankResult& r : result.ranks)
+    if (!r.ok() && contains(r.output, "cross-memory attach does not work here"))
+      GTEST_SKIP() << "the kernel forbids cross-memory attach here:\n" << r.output;
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
+// The linear all-to-all sends its blocks across whole, whatever fragments each domain's path
+// cuts: one domain on cross-memory attach (one fragment), one staged because its ranks call in
+// place (fragments of a small window), one of a single rank (staged): every block checked, and
+// each domain's path, and the slow tier carries every cross-domain block once.
+TEST(DirectAcrossDomains, LinearAllToAllAcrossDomainsOnDifferentPaths) {
+  constexpr std::size_t kBlock = 3001;  // elements per block: several fragments of the window
+  JobOptions jo;
+  jo.timeout = std::chrono::milliseconds(120000);
+  jo.env = {{"TIERCC_TIMEOUT", "60s"},
+            {"TIERCC_ALGO", "alltoall:linear"},
+            {"TIERCC_SHM_COPY", "cma"},
+            {"TIERCC_PATH", "cma"},
+            {"TIERCC_SHM_CHUNK", "16384"}};
+  jo.rankEnv = [](int rank) {
+    return std::vector<std::pair<std::string, std::string>>{{"TIERCC_DOMAIN_ID", std::to_string(kDomainOf[rank])}};
+  };
+  JobResult result = runRanks(
+      kRanks,
+      [](int rank, const std::string& store) {
+        Communicator c(store, kRanks, rank);
+        auto value = [](int from, int to, std::size_t i) { return float(from * 100000 + to * 1000 + int(i % 997)); };
+        for (int inPlaceDomain : {-1, 1, 0}) {  // none in place, domain 1's ranks, domain 0's
+          const bool inPlace = c.domain() == inPlaceDomain;
+          std::vector<float> a(kBlock * kRanks), b(kBlock * kRanks, -1.0f);
+          for (int to = 0; to < kRanks; ++to)
+            for (std::size_t i = 0; i < kBlock; ++i) a[to * kBlock + i] = value(rank, to, i);
+          float* out = inPlace ? a.data() : b.data();
+          const TierStats before = c.stats();
+          c.alltoall(a.data(), out, kBlock, DataType::F32);
+          const TierStats after = c.stats();
+          const std::string what = "domain " + std::to_string(inPlaceDomain) + " in place";
+          for (int from = 0; from < kRanks; ++from)
+            for (std::size_t i = 0; i < kBlock; ++i)
+              TIERCC_CHECK(out[from * kBlock + i] == value(from, rank, i), what << ": block from rank " << from
+                                                                                << ", element " << i << " is "
+                                                                                << out[from * kBlock + i]);
+          const std::string want = c.domainSize() == 1 || inPlace ? "staged" : "cma";
+          TIERCC_CHECK(after.algorithm == "linear", what << ": ran " << after.algorithm);
+          TIERCC_CHECK(after.scaleUpPath == want, what << ": took " << after.scaleUpPath << ", expected " << want);
+          const std::uint64_t sent = after.scaleOutBytes - before.scaleOutBytes;
+          const std::uint64_t mine = (kRanks - c.domainSize()) * kBlock * sizeof(float);
+          TIERCC_CHECK(sent == mine,
+                       what << ": sent " << sent << " bytes across, its blocks for other domains are " << mine);
+        }
       },
       jo);
   for (const RankResult& r : result.ranks)

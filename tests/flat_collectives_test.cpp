@@ -151,13 +151,13 @@ void runSet(Communicator& c, const AlgoSet& set, const std::string& scratchDir) 
   if (set.has("barrier")) checkBarrier(c, scratchDir);
 }
 
-// Three communicators cover every flat algorithm, and the radices 2, 3 and 4.
+// Three communicators cover every flat algorithm, the linear all-to-all, and the radices 2, 3 and 4.
 const AlgoSet kSets[] = {
     {"allreduce:ring,reduce_scatter:ring,allgather:ring,broadcast:knomial,reduce:knomial,alltoall:pairwise,"
      "alltoallv:pairwise,barrier:dissemination",
      2},
     {"allreduce:halving_doubling,allgather:bruck,broadcast:knomial,reduce:knomial,alltoall:bruck", 3},
-    {"allreduce:recursive_doubling,broadcast:knomial,reduce:knomial", 4},
+    {"allreduce:recursive_doubling,broadcast:knomial,reduce:knomial,alltoall:linear", 4},
 };
 
 struct Topo {

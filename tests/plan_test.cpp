@@ -143,14 +143,19 @@ TEST(CostModel, PricesLatencyAndBandwidthPerStep) {
 
 TEST(CostModel, PipelinedPlansOverlapTheTiers) {
   Plan p;
-  Step up, out;
-  up.tier = Tier::ScaleUp;
+  Step up, out, afterOut;
+  up.tier = afterOut.tier = Tier::ScaleUp;
   out.tier = Tier::ScaleOut;
-  p.steps = {up, out, up};
+  afterOut.after = 1u << 1;  // waits for the scale-out step
+  p.steps = {up, out, afterOut};
   p.fragments = 4;
   // Sequential: the sum. Pipelined over 4 fragments: the busier tier (out, 6 s) plus a quarter
   // of the other (up, 1 + 3 s) for filling and draining the pipeline.
   EXPECT_DOUBLE_EQ(p.combine({1, 6, 3}), 10);
+  // A scale-up step that does not wait for the scale-out one before it runs under its transfers.
+  p.steps = {up, out, up};
+  EXPECT_DOUBLE_EQ(p.combine({1, 6, 3}), 1 + 6);
+  p.steps = {up, out, afterOut};
   p.slots = 2;
   EXPECT_DOUBLE_EQ(p.combine({1, 6, 3}), 6 + 4.0 / 4);
   EXPECT_DOUBLE_EQ(p.combine({5, 1, 5}), 10 + 1.0 / 4);
@@ -441,6 +446,69 @@ TEST(Selector, CrossMemoryOnceStagedCopiesLeaveTheCache) {
   EXPECT_EQ(sel.choose(mid).plans.front().path, Path::Staged);
   Selector blind(one, noCache, AlgoOverrides{}, 16384, view);
   EXPECT_EQ(blind.choose(mid).plans.front().path, Path::CrossMemory);
+}
+
+// All-to-all across domains: the linear plan sends each block straight from buffer to buffer
+// (no pack, no unpack), whole, once per call, at the price of N - k messages per rank where a
+// hierarchical rail member sends D - 1 per fragment, and copies inside its domain while its
+// blocks across are on the wire. With the runtime's defaults on 2 domains of 2 the cost model
+// prices it below the hierarchical plan for large blocks and above it for small ones, and on
+// many domains above. It runs only where TIERCC_ALGO asks (what decides on a socket transport,
+// its CPU and the flows sharing a link, the model does not price); there, where the links
+// limit, its cross-memory plan costs what its staged one does and copies less: it is taken.
+TEST(Selector, LinearAllToAllSendsEveryBlockStraightAcross) {
+  const Shape s = Shape::uniformDomains(2, 2);
+  for (std::size_t count : {std::size_t(1), std::size_t(1000), std::size_t(1) << 20}) {
+    for (Path path : {Path::Staged, Path::CrossMemory}) {
+      const Plan linear = buildPlan(Algorithm::Linear, request(Collective::AllToAll, count), s, path);
+      EXPECT_EQ(linear.scaleOutBytes(), linear.boundBytes) << count;
+      EXPECT_EQ(linear.scaleUpBytes(), 4 * count * 4) << count;  // every rank reads its one peer's block
+      std::vector<StepKind> kinds;
+      for (const Step& st : linear.steps) kinds.push_back(st.kind);
+      const std::vector<StepKind> want =
+          path == Path::Staged ? std::vector<StepKind>{StepKind::CrossExchange, StepKind::Stage, StepKind::DomainGather}
+                               : std::vector<StepKind>{StepKind::CrossExchange, StepKind::Agree, StepKind::DomainGather,
+                                                       StepKind::Close};
+      EXPECT_EQ(kinds, want) << toString(path);
+      EXPECT_TRUE(linear.steps[0].perCall);       // whole blocks, whatever fragments the path cuts
+      EXPECT_EQ(linear.steps[2].after, 1u << 1);  // the gather waits for its own domain, not the blocks across
+    }
+  }
+  // One domain: nothing crosses, the same plan as the hierarchical one, which wins the tie.
+  const TierModel m = runtimeDefaults();
+  const Shape one = Shape::uniformDomains(1, 4);
+  const Request inside = request(Collective::AllToAll, 1 << 18);
+  EXPECT_DOUBLE_EQ(price(buildPlan(Algorithm::Linear, inside, one), m).seconds,
+                   price(buildPlan(Algorithm::Hierarchical, inside, one), m).seconds);
+  EXPECT_EQ(oneDomainOfFour(m).decide(inside), Algorithm::Hierarchical);
+
+  auto seconds = [&](Algorithm a, const Request& r, const Shape& shape, Path path) {
+    const Plan staged = buildAtBestDepth(a, r, shape, m);
+    return price(path == Path::Staged ? staged : buildPlan(a, atDepthOf(staged, r), shape, path), m).seconds;
+  };
+  const Request big = request(Collective::AllToAll, 1 << 20), small = request(Collective::AllToAll, 64);
+  EXPECT_LT(seconds(Algorithm::Linear, big, s, Path::CrossMemory),
+            seconds(Algorithm::Hierarchical, big, s, Path::Staged));
+  EXPECT_GT(seconds(Algorithm::Linear, small, s, Path::CrossMemory),
+            seconds(Algorithm::Hierarchical, small, s, Path::Staged));
+  const Shape many = Shape::uniformDomains(16, 4);
+  EXPECT_GT(seconds(Algorithm::Linear, big, many, Path::CrossMemory),
+            seconds(Algorithm::Hierarchical, big, many, Path::Staged));
+
+  RankView view;
+  view.domainSize = 2;
+  view.crossMemory = true;
+  EXPECT_EQ(Selector(s, m, AlgoOverrides{}, 16384, view).decide(big), Algorithm::Hierarchical);  // not asked
+  AlgoOverrides asked{};
+  asked[static_cast<int>(Collective::AllToAll)] = Algorithm::Linear;
+  Selector sel(s, m, asked, 16384, view);
+  const Choice& chosen = sel.choose(big);  // 4 MiB blocks
+  EXPECT_EQ(chosen.algorithm, Algorithm::Linear);
+  ASSERT_EQ(chosen.plans.size(), 2u);
+  EXPECT_EQ(chosen.plans.front().path, Path::CrossMemory);
+  EXPECT_EQ(chosen.plans.back().path, Path::Staged);  // in place, or where a domain cannot attach
+  EXPECT_EQ(chosen.plans.front().fragments, 1u);
+  EXPECT_GT(chosen.plans.back().fragments, 1u);  // fragments of its own: the messages across are whole blocks
 }
 
 }  // namespace

@@ -66,6 +66,7 @@ int usage(const char* argv0) {
             << "                A job with a store secret needs it in TIERCC_STORE_SECRET (as its ranks have it)\n"
             << "  --params      print only the TIERCC_* parameters with their values and sources\n"
             << "  --algorithms  print what the selector chooses on D domains x K ranks, with the prices\n"
+            << "                (/if-asked: runs only where TIERCC_ALGO asks for it)\n"
             << "  --plan        print the plan the selector chooses for COLL (allreduce, alltoall, ...) of SIZE\n"
             << "                (8, 4K, 16M, 1G as tiercc-perf's -b) on D domains x K ranks, step by step, with\n"
             << "                each step's tier, group, bytes and predicted time, and the slow tier's bytes\n"

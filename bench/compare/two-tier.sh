@@ -28,8 +28,9 @@ usage: bench/compare/two-tier.sh [--rate RATE] [--layouts rails,single] [--colls
   --colls LIST    allreduce (8 B and 1..64 MiB) and/or alltoall (1..64 MiB); default both.
                   alltoall runs tiercc, openmpi (tuned), mpich and gloo (gloo::alltoall); the
                   other Open MPI variants are allreduce-only
-  --libs LIST     from $ALL_LIBS,openmpi-han-default (default: all but the last;
+  --libs LIST     from $ALL_LIBS,openmpi-han-default,tiercc-linear (default: $ALL_LIBS;
                   openmpi-han-default is HAN with its stock libnbc/64 KiB-segment settings;
+                  tiercc-linear: tiercc with TIERCC_ALGO=alltoall:linear, alltoall only;
                   gloo: allreduce halving-doubling and ring-chunked, two columns, and
                   gloo::alltoall)
   --iters N       timed calls per size from 1 MiB (default 10); 8 B gets 20 N
@@ -83,7 +84,7 @@ if [[ -n $previous ]]; then
 fi
 IFS=, read -ra lib_list <<<"$libs"
 for lib in "${lib_list[@]}"; do
-  [[ $lib == tiercc-prev || ",$ALL_LIBS,openmpi-han-default," == *",$lib,"* ]] || die "unknown library '$lib'"
+  [[ $lib == tiercc-prev || ",$ALL_LIBS,openmpi-han-default,tiercc-linear," == *",$lib,"* ]] || die "unknown library '$lib'"
 done
 
 # --- environment: root, a free network, packages, benchmark programs ----------------------------
@@ -158,7 +159,7 @@ coll_columns() { # coll
   for lib in "${lib_list[@]}"; do
     case $1:$lib in
       allreduce:gloo) echo gloo-hd gloo-ring ;;
-      alltoall:openmpi-*) ;;
+      alltoall:openmpi-* | allreduce:tiercc-linear) ;;
       *) echo "$lib" ;;
     esac
   done | paste -sd' '
@@ -170,6 +171,9 @@ if [[ ",$colls," == *,alltoall,* ]]; then
       openmpi-han*) skipped+=("$lib: not run for alltoall (HAN in Open MPI 4.1 has no alltoall; tuned's runs)") ;;
     esac
   done
+fi
+if [[ ",$colls,$libs," == *,allreduce,*,tiercc-linear,* ]]; then
+  skipped+=("tiercc-linear: not run for allreduce (it asks for the linear all-to-all only)")
 fi
 started=$(date +%s)
 loads=()

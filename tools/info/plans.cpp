@@ -66,6 +66,7 @@ void printAlgorithms(std::ostream& out, int domains, int domainSize) {
         out << "  " << (e->algorithm == chosen ? "*" : "") << toString(e->algorithm) << " " << std::fixed
             << std::setprecision(1) << plan.predictedSeconds * 1e6 << "us";
         if (plan.slots > 1 && plan.fragments > 1) out << "/" << plan.slots << "slots";
+        if (e->onlyWhenAsked) out << "/if-asked";
       }
       out << "\n";
       if (coll == Collective::Barrier) break;
@@ -117,7 +118,7 @@ void printPlan(std::ostream& out, const std::string& collName, int domains, int 
   out << "predicted: " << micros(priced.seconds)
       << (plan.slots > 1 && plan.fragments > 1
               ? " (the fragments pipelined: the busier tier, or a fragment's trip over the slots, per fragment)"
-              : " (the steps one after the other)")
+              : " (the steps one after the other, less what runs under transfers it does not wait for)")
       << "\n";
   const double ratio = plan.boundBytes ? double(plan.scaleOutBytes()) / double(plan.boundBytes) : 0;
   out << "slow tier: " << plan.scaleOutBytes() << " B across domains, the bound is " << plan.boundBytes << " B";

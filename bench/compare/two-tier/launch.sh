@@ -72,10 +72,11 @@ counters() {
 # Per library: one launch of the benchmark program. Arguments: log json layout coll lib sizes...
 # where sizes... is "first last n warm" (bytes from, bytes to, timed calls, warm-up calls); the
 # sizes step by 4. Every program reports nccl-tests' size and busbw (see report.py's header).
-run_tiercc() { # tiercc, or tiercc-prev (--previous's build)
-  local log=$1 json=$2 coll=$4 first=$6 last=$7 n=$8 warm=$9 bin=$build/bin
+run_tiercc() { # tiercc, tiercc-prev (--previous's build), or tiercc-linear (the linear all-to-all, asked for)
+  local log=$1 json=$2 coll=$4 first=$6 last=$7 n=$8 warm=$9 bin=$build/bin algo=${TIERCC_ALGO:-}
   if [[ $5 == tiercc-prev ]]; then bin=$previous/bin; fi
-  GLIBC_TUNABLES="" TIERCC_TRANSPORT=tcp run_bounded "$log" "$bin/tiercc-run" --timeout "$limit" \
+  if [[ $5 == tiercc-linear ]]; then algo=alltoall:linear; fi
+  GLIBC_TUNABLES="" TIERCC_TRANSPORT=tcp TIERCC_ALGO=$algo run_bounded "$log" "$bin/tiercc-run" --timeout "$limit" \
     -n "$WORLD" --domain-size "$RANKS_PER_DOMAIN" --netns-prefix tiercc-d --rail-subnet 198.18 --no-prefix \
     "$bin/tiercc-perf" --coll "$coll" -d f32 -b "$first" -e "$last" -f 4 -n "$n" -w "$warm" \
     --json "$json"

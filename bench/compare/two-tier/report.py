@@ -17,6 +17,7 @@ RANKS_PER_DOMAIN = WORLD // DOMAINS
 LABELS = {
     "tiercc": "tiercc",
     "tiercc-prev": "tiercc previous",
+    "tiercc-linear": "tiercc linear",
     "openmpi": "Open MPI tuned",
     "openmpi-rabenseifner": "Open MPI Rabenseifner",
     "openmpi-han": "Open MPI HAN",
@@ -31,6 +32,8 @@ NOTES = {
     "tiercc": "shared memory inside a domain, TCP between domains, each rank on its own rail address; the cost "
     "model picks the algorithm (docs/design.md)",
     "tiercc-prev": "tiercc as above, from the --previous build, launched in turns with the others",
+    "tiercc-linear": "tiercc as above, with the linear all-to-all asked for (TIERCC_ALGO=alltoall:linear: every "
+    "block straight from buffer to buffer across domains, no packing)",
     "openmpi": "ob1 + TCP BTL between the two domain nodes (btl_tcp_if_include 198.18.0.0/16: every rank opens "
     "one TCP module per rail and stripes large messages over both), vader inside a node; tuned's fixed rules; single link: one address per node (Open MPI 4.1 cannot use an interface with two)",
     "openmpi-rabenseifner": "as Open MPI tuned, allreduce forced to Rabenseifner (coll_tuned_allreduce_algorithm 6)",
@@ -127,10 +130,12 @@ def size_table(key, columns, best, bound):
     """The markdown rows and results.json rows of one (layout, collective) table; key = (layout, coll)."""
     cells_of = {c: best.get(key + (c,), {}) for c in columns}
     sizes = sorted({s for cells in cells_of.values() for s in cells})
-    peers = [c for c in columns if c not in ("tiercc", "tiercc-prev")]
+    peers = [c for c in columns if c not in ("tiercc", "tiercc-prev", "tiercc-linear")]
     head = ["size"] + [LABELS[c] for c in columns] + ["bound", "tiercc % of bound", "tiercc / best peer"]
     if "tiercc-prev" in columns:
         head.append("tiercc time / previous")
+    if "tiercc-linear" in columns:
+        head.append("tiercc linear / best peer")
     lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
     rows = []
     for size in sizes:
@@ -151,6 +156,10 @@ def size_table(key, columns, best, bound):
         if "tiercc-prev" in columns:
             p = values.get("tiercc-prev")
             cells.append(f"{(t / p if small else p / t):.3f}" if t and p else "—")
+        if "tiercc-linear" in columns:
+            v = values.get("tiercc-linear")
+            cells.append(f"{v / max(peer_values):.2f}x" if v and not small and peer_values and max(peer_values) > 0
+                         else "—")
         lines.append("| " + " | ".join(cells) + " |")
         rows.append({"bytes": size, "unit": "us" if small else "GB/s busbw", "values": values,
                      "bound": None if small else bound})
@@ -162,7 +171,7 @@ def cpu_table(key, columns, best):
     for each size, every rank's added up; lower is better."""
     cells_of = {c: best.get(key + (c,), {}) for c in columns}
     sizes = sorted({s for cells in cells_of.values() for s in cells})
-    peers = [c for c in columns if c not in ("tiercc", "tiercc-prev")]
+    peers = [c for c in columns if c not in ("tiercc", "tiercc-prev", "tiercc-linear")]
     lines = ["| size | " + " | ".join(LABELS[c] for c in columns) + " | tiercc / least of the peers |",
              "|" + "---:|" * (len(columns) + 2)]
     rows = []
