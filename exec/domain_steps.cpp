@@ -144,15 +144,15 @@ void gatherBlocks(Call& c, const Step& st, Fragment& f) {
 }
 
 // All-to-all: every incoming block, from its source's staging inside the domain, from the
-// arrivals of this rank's rail member otherwise (see rail_steps.cpp for their order). The
-// linear plan stages by local rank, and its blocks from other domains arrive in place
-// (cross_steps.cpp): it copies only the domain's.
+// arrivals of this rank's rail member otherwise (see rail_steps.cpp for their order). Only the
+// domain's blocks (Pieces::DomainRoutes, staged by local rank): the others arrive in place
+// (cross_steps.cpp).
 void gatherRoutes(Call& c, const Step& st, Fragment& f) {
   const Topology& t = c.ctx.topo;
   const std::size_t bytes = f.count * c.es, n = t.size();
   const int holder = c.me % c.rails;
-  const bool linear = c.plan.algorithm == Algorithm::Linear;
-  const std::size_t staged = static_cast<std::size_t>(linear ? c.me : t.rank()) * bytes;  // in each source's window
+  const bool domainOnly = st.pieces == Pieces::DomainRoutes;
+  const std::size_t staged = static_cast<std::size_t>(domainOnly ? c.me : t.rank()) * bytes;  // in each source's window
   std::size_t arrivals = n;  // where the blocks from domain d start in the holder's window
   for (int d = 0; d < t.numDomains(); ++d) {
     if (d == t.domain()) {
@@ -163,7 +163,7 @@ void gatherRoutes(Call& c, const Step& st, Fragment& f) {
       }
       continue;
     }
-    if (linear) continue;
+    if (domainOnly) continue;
     const std::size_t sources = t.domainSize(d), mine = arrivals + static_cast<std::size_t>(c.me / c.rails) * sources;
     waitPeer(c.ctx, holder, kFlagReduced, f.epoch);
     for (std::size_t l = 0; l < sources; ++l)
@@ -175,18 +175,18 @@ void gatherRoutes(Call& c, const Step& st, Fragment& f) {
 
 }  // namespace
 
-void stage(Call& c, const Step&, Fragment& f) {
+void stage(Call& c, const Step& st, Fragment& f) {
   const Collective coll = c.plan.coll;
   if (coll == Collective::Broadcast && !c.isRoot()) return;  // only the root has data
-  // Every rank's block (reduce-scatter, all-to-all) or just this one's; the linear all-to-all's
-  // for its domain's ranks, by local rank (the others go straight across).
+  // Every rank's block (reduce-scatter, all-to-all) or just this one's; with DomainRoutes those
+  // for its domain's ranks, by local rank.
   const Topology& t = c.ctx.topo;
   const bool perRank = coll == Collective::ReduceScatter || coll == Collective::AllToAll;
-  const bool linear = c.plan.algorithm == Algorithm::Linear;
-  const std::size_t bytes = f.count * c.es, blocks = linear ? c.k : perRank ? t.size() : 1;
+  const bool domainOnly = st.pieces == Pieces::DomainRoutes;
+  const std::size_t bytes = f.count * c.es, blocks = domainOnly ? c.k : perRank ? t.size() : 1;
   std::byte* win = c.window(c.me, f);
   for (std::size_t b = 0; b < blocks; ++b) {
-    const std::size_t block = linear ? t.rankAt(t.domain(), static_cast<int>(b)) : b;
+    const std::size_t block = domainOnly ? t.rankAt(t.domain(), static_cast<int>(b)) : b;
     std::memcpy(win + b * bytes, c.send() + c.userOffset(block, f), bytes);
   }
   c.ctx.domain.signal(kFlagStaged, f.epoch);

@@ -190,6 +190,7 @@ void railCopyPost(Call& c, const Step& st, Fragment& f) {
       return;
     }
     case Pieces::None:
+    case Pieces::DomainRoutes:  // no part on the rails
       return;
   }
 }

@@ -65,6 +65,8 @@ enum class Pieces : std::uint8_t {
            ///< local ranks l with l % rails == j
   Routes,  ///< a block per (source, destination) (all-to-all): rail j carries the blocks for
            ///< local ranks l with l % rails == j
+  DomainRoutes,  ///< the blocks between the ranks of one domain (the linear all-to-all, whose other
+                 ///< blocks go straight across): staged by the destination's local rank
 };
 
 /// Where a step reads or writes.

@@ -33,9 +33,9 @@ void linearAlltoall(Plan& plan, const Request& req, const Shape& s) {
   const std::uint64_t B = plan.count * es;
   // Staged: the blocks for the domain's k ranks in the window.
   const std::size_t capacity = direct ? plan.count : req.windowBytes / domainSlots(s, req) / es / kmax;
-  beginDomainPlan(plan, req, s, capacity, kNeedSend | kNeedOutOfPlace, Pieces::Routes, double(kmax * B));
+  beginDomainPlan(plan, req, s, capacity, kNeedSend | kNeedOutOfPlace, Pieces::DomainRoutes, double(kmax * B));
   Step& gather = addStep(plan, StepKind::DomainGather, Group::Domain, "every rank copies its blocks from its domain",
-                         Pieces::Routes, direct ? Buffer::PeerSend : Buffer::Window, Buffer::Recv);
+                         Pieces::DomainRoutes, direct ? Buffer::PeerSend : Buffer::Window, Buffer::Recv);
   gather.latencySteps = direct ? 0 : plan.fragments;  // direct: the send buffers are ready since Agree
   gather.busiestBytes = kmax > 1 ? double((kmax - 1) * B) : 0;
   gather.localBytes = double(B);
@@ -47,17 +47,14 @@ void linearAlltoall(Plan& plan, const Request& req, const Shape& s) {
 
   // First, before the domain's steps (the same index on every path, for the tags), which do not
   // wait for it: it completes at the call's end.
+  addStep(plan, StepKind::CrossExchange, Group::World, "every block straight to its rank in another domain",
+          Pieces::Routes, Buffer::Send, Buffer::Recv);
+  Step cross = std::move(plan.steps.back());
+  plan.steps.pop_back();
   for (Step& st : plan.steps) st.after <<= 1;
-  Step cross;
-  cross.kind = StepKind::CrossExchange;
+  cross.after = 0;
   cross.tier = Tier::ScaleOut;
-  cross.group = Group::World;
-  cross.pieces = Pieces::Routes;
-  cross.in = Buffer::Send;
-  cross.out = Buffer::Recv;
   cross.perCall = true;
-  cross.path = plan.path;
-  cross.what = "every block straight to its rank in another domain";
   const std::size_t outside = N - kmin;  // the most blocks a rank sends across, and receives
   // Posted at once, the messages overlap on the wire, but each one is its own posts, matching
   // and system calls on both sides: a message costs the link's latency, as a pairwise round does.
