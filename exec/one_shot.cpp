@@ -1,7 +1,8 @@
 // The one-shot step (see plan/algorithms/one_shot.cpp): every rank stages its input and takes
 // ALL of its domain's inputs itself: an allreduce reduces them in local-rank order, so that every
 // rank of a domain gets the same bits (one wait instead of the two of reduce-scatter and
-// allgather); an allgather or all-to-all copies its blocks of them. A broadcast's or a reduce's
+// allgather); an allgather or all-to-all copies its blocks of them, a reduce-scatter reduces its
+// block of them. A broadcast's or a reduce's
 // ranks take only what their role needs (rootedRound). The step runs its own round of the
 // domain's flags.
 //
@@ -122,6 +123,22 @@ void copyBlocks(Call& c, Input input) {
   c.ctx.movedUp((c.k - 1) * bytes);
 }
 
+// Reduce-scatter: this rank's block of every input in the domain (one domain: all of them),
+// reduced in local-rank order. An in-place output aliases this rank's block of its send buffer,
+// which is read from its staged copy.
+template <class Input>
+void reduceOwnBlock(Call& c, const Step& st, Fragment& f, Input input) {
+  const std::size_t bytes = f.count * c.es, mine = std::size_t(c.ctx.topo.rank()) * bytes;
+  std::byte* out = c.recv();
+  if (c.k == 1)
+    std::memcpy(out, input(0) + mine, bytes);
+  else
+    reduce3(out, input(0) + mine, input(1) + mine, f.count, c.args.dt, c.args.op);
+  for (int p = 2; p < c.k; ++p) reduceInto(out, input(p) + mine, f.count, c.args.dt, c.args.op);
+  c.ctx.movedUp((c.k - 1) * bytes);
+  c.finishAvg(st, out, f.count);
+}
+
 // Broadcast and reduce: the writers (a broadcast's root; a reduce's other ranks) stage their
 // input, the readers take it (a broadcast's peers copy the root's; a reduce's root reduces them
 // all), and nobody else waits on anybody. A reader raises Staged first, which says it has left
@@ -196,9 +213,11 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
   Domain& dom = ctx.domain;
   Scratch& s = ctx.scratch;
   const Collective coll = c.plan.coll;
-  // Allreduce and allgather stage their vector or block, all-to-all its block for every rank.
+  // Allreduce and allgather stage their vector or block, all-to-all and reduce-scatter a block
+  // for every rank.
   const std::size_t bytes = f.count * c.es;
-  const std::size_t inputBytes = coll == Collective::AllToAll ? bytes * ctx.topo.size() : bytes;
+  const bool allBlocks = coll == Collective::AllToAll || coll == Collective::ReduceScatter;
+  const std::size_t inputBytes = allBlocks ? bytes * ctx.topo.size() : bytes;
   // The call's only round: its deadline, set at the call, is fresh.
   // After a broadcast or reduce round, whose ranks did not all wait on each other, the round
   // waits for Released as after any other.
@@ -233,6 +252,8 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
   raiseStaged();
   if (coll == Collective::AllGather || coll == Collective::AllToAll)
     copyBlocks(c, input);
+  else if (coll == Collective::ReduceScatter)
+    reduceOwnBlock(c, st, f, input);
   else
     reduceDomain(c, st, f, input);
   endRound(ctx, epoch);  // our window may be overwritten from here on; we hold what we need of it

@@ -135,13 +135,13 @@ void linearAlltoall(Plan& plan, const Request& req, const Shape& shape);
 // Small messages: every rank reduces its whole domain, then the rails exchange results.
 void oneShot(Plan& plan, const Request& req, const Shape& shape);  // allreduce and barrier
 std::string oneShotUnsupported(const Request& req, const Shape& shape);
-// Inside one domain: allgather and all-to-all, broadcast, reduce (what they cannot run: the same
-// rules).
-void oneShotGather(Plan& plan, const Request& req, const Shape& shape);
-void oneShotRooted(Plan& plan, const Request& req, const Shape& shape);  // broadcast and reduce
-std::string oneShotGatherUnsupported(const Request& req, const Shape& shape);
-/// What a one-shot allgather (its block), broadcast or reduce (the vector) or all-to-all (all its
-/// blocks) rank stages.
+// Inside one domain: allgather, all-to-all and reduce-scatter, broadcast, reduce (what they cannot
+// run: the same rules).
+void oneShotGather(Plan& plan, const Request& req, const Shape& shape);          // and reduce-scatter
+void oneShotRooted(Plan& plan, const Request& req, const Shape& shape);          // broadcast and reduce
+std::string oneShotInDomainUnsupported(const Request& req, const Shape& shape);  // every one of them
+/// What a one-shot allgather (its block), broadcast or reduce (the vector) or all-to-all and
+/// reduce-scatter (all its blocks) rank stages.
 std::size_t oneShotInputBytes(const Request& req, const Shape& shape);
 // Flat patterns over the transport.
 void ringAllreduce(Plan& plan, const Request& req, const Shape& shape);

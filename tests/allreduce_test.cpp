@@ -187,8 +187,27 @@ void runMixedRounds(const Layout& layout, const std::vector<std::pair<std::strin
             }
           }
         };
+        // One-shot reduce-scatters, in place on odd calls: fast box (2 elements per block) or window.
+        auto reduceScatter = [&](int it, int kind) {
+          const std::size_t count = kind == 12 ? 2 : 300;
+          std::vector<std::int32_t> buf(count * n), dst(count, -1);
+          for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = it * 1000 + rank * 10 + int(i % 9);
+          const bool inPlace = it % 2;
+          std::int32_t* to = inPlace ? buf.data() + rank * count : dst.data();
+          comm.reduceScatter(buf.data(), to, count, DataType::I32, ReduceOp::Sum);
+          for (std::size_t i = 0; i < count; ++i) {
+            const std::int32_t want = n * (it * 1000 + int((rank * count + i) % 9)) + 10 * n * (n - 1) / 2;
+            TIERCC_CHECK(to[i] == want, "call " << it << " reduce-scatter count " << count << " element " << i << " = "
+                                                << to[i] << ", expected " << want << " (" << comm.stats().algorithm
+                                                << ")");
+          }
+        };
         for (int it = 0; it < 300; ++it) {
-          const int kind = (it * 7) % 12;
+          const int kind = (it * 5) % 14;
+          if (kind >= 12) {
+            reduceScatter(it, kind);
+            continue;
+          }
           if (kind >= 10) {
             rooted(it, kind);
             continue;

@@ -330,7 +330,7 @@ TEST(Selector, OneShotGathersInsideOneDomain) {
   const TierModel m = runtimeDefaults();
   const Shape one = Shape::uniformDomains(1, 4);
   Selector sel = oneDomainOfFour(m);
-  for (Collective c : {Collective::AllGather, Collective::AllToAll}) {
+  for (Collective c : {Collective::AllGather, Collective::AllToAll, Collective::ReduceScatter}) {
     EXPECT_EQ(sel.decide(request(c, 2)), Algorithm::OneShot) << toString(c);
     const Plan plan = buildPlan(Algorithm::OneShot, request(c, 2), one);
     ASSERT_EQ(plan.steps.size(), 1u);

@@ -6,8 +6,9 @@
 // whole message, k times the bound in all: the right trade only for small messages, and the
 // statistics say so.
 //
-// Allgather and all-to-all, inside one domain: every rank stages its input (its block; all of
-// its blocks) and copies its output straight from its peers' inputs. Back-to-back one-shot
+// Allgather, all-to-all and reduce-scatter, inside one domain: every rank stages its input (its
+// block; all of its blocks) and copies its output straight from its peers' inputs (a
+// reduce-scatter reduces its block of every input, in local-rank order). Back-to-back one-shot
 // rounds alternate between two buffers (exec/one_shot.cpp), so a round that fits half the
 // window waits once, on its peers' inputs, where the hierarchical plan's staged round also
 // waits for the window's release.
@@ -36,7 +37,7 @@ std::string oneShotUnsupported(const Request& req, const Shape& s) {
   return "";
 }
 
-std::string oneShotGatherUnsupported(const Request& req, const Shape& s) {
+std::string oneShotInDomainUnsupported(const Request& req, const Shape& s) {
   if (s.numDomains() > 1)
     return concat("one_shot ", toString(req.coll),
                   " runs inside one domain (across domains the hierarchical plan's rails carry the data once)");
@@ -52,7 +53,8 @@ std::string oneShotGatherUnsupported(const Request& req, const Shape& s) {
 
 std::size_t oneShotInputBytes(const Request& req, const Shape& s) {
   const std::size_t block = req.count * dataTypeSize(req.dt);
-  return req.coll == Collective::AllToAll ? block * static_cast<std::size_t>(s.size()) : block;
+  const bool allBlocks = req.coll == Collective::AllToAll || req.coll == Collective::ReduceScatter;
+  return allBlocks ? block * static_cast<std::size_t>(s.size()) : block;
 }
 
 void oneShotGather(Plan& plan, const Request& req, const Shape& s) {
@@ -60,14 +62,17 @@ void oneShotGather(Plan& plan, const Request& req, const Shape& s) {
   const std::uint64_t input = oneShotInputBytes(req, s);
   cutFragments(plan, plan.count, 1);
   plan.rounds = Rounds::InStep;
-  Step& gather = addStep(plan, StepKind::OneShot, Group::Domain,
-                         plan.coll == Collective::AllGather ? "every rank copies every peer's block"
-                                                            : "every rank copies its block of every peer's input",
-                         Pieces::Whole, Buffer::Send, Buffer::Recv);
+  const char* what = plan.coll == Collective::AllGather  ? "every rank copies every peer's block"
+                     : plan.coll == Collective::AllToAll ? "every rank copies its block of every peer's input"
+                                                         : "every rank reduces its block of every peer's input";
+  Step& gather = addStep(plan, StepKind::OneShot, Group::Domain, what, Pieces::Whole, Buffer::Send, Buffer::Recv);
+  gather.finalizes = plan.coll == Collective::ReduceScatter;
   // Alternating halves of the window (or fast boxes) skip the wait for its release.
   gather.latencySteps = input <= req.windowBytes / 2 ? 1 : 2;
   gather.busiestBytes = double((k - 1) * B);
-  gather.localBytes = double(input + B);  // its input in, its own block out
+  // Its input in; a gather copies its own block out too (a reduce-scatter reduces it with the
+  // peers' blocks).
+  gather.localBytes = double(plan.coll == Collective::ReduceScatter ? input : input + B);
   gather.scaleUpBytes = N * (k - 1) * B;
   describeExchange(gather, Exchange::InDomain, double(B));
 }
