@@ -187,6 +187,36 @@ TEST_P(TransportConformance, FirstUseWaitsForALatePeer) {
   EXPECT_TRUE(result.ok()) << result.report();
 }
 
+// Connected on first use, a peer this rank never addresses is never waited for: rank 2 creates
+// its transport only after ranks 0 and 1 have exchanged messages and closed theirs (a transport
+// that connected every peer at init would wait for rank 2 at init, and time out).
+TEST_P(TransportConformance, UnaddressedPeersAreNeverWaitedFor) {
+  std::string name = backend();
+  JobResult result = runRanks(
+      3,
+      [&](int rank, const std::string& addr) {
+        if (rank == 2) {
+          auto store = test::connectJobStore(addr, 10s);
+          store->get("test/pair-done", Deadline::after(30s));
+          RankTransport rt = connect(name, rank, 3, addr, /*later=*/true);
+          return;
+        }
+        {
+          RankTransport rt = connect(name, rank, 3, addr, /*later=*/true);
+          int value = rank == 0 ? 77 : 0;
+          TransferOp op{1 - rank, rank == 0, 5, reinterpret_cast<std::byte*>(&value), sizeof value};
+          rank == 0 ? rt.transport->isend(op) : rt.transport->irecv(op);
+          rt.transport->wait({&op}, Deadline::after(10s), "pair");
+          if (rank == 1) {
+            TIERCC_CHECK(value == 77, "got " << value);
+            rt.signal("pair-done");
+          }
+        }
+      },
+      job());
+  EXPECT_TRUE(result.ok()) << result.report();
+}
+
 // Many messages of varied sizes and tags in both directions at once arrive in order (FIFO per
 // peer), each in the receive posted for it.
 TEST_P(TransportConformance, OrderingAndTagsBothDirections) {

@@ -324,7 +324,7 @@ void Connection::onSendCompletion(const ibv_wc& wc) {
 }
 
 bool Connection::postOne(Outgoing& out, bool bypassCredits) {
-  if (sqUsed_ >= sqDepth_) return false;
+  if (!open_ || sqUsed_ >= sqDepth_) return false;
   if (out.usesCredit && !bypassCredits && creditsLeft() == 0) return false;
   ibv_send_wr wr{};
   ibv_sge sge{};
@@ -414,7 +414,7 @@ void Connection::completeInOrder() {
 }
 
 void Connection::probe() {
-  if (probing_ || failed() || sqUsed_ >= sqDepth_) return;
+  if (!open_ || probing_ || failed() || sqUsed_ >= sqDepth_) return;
   // Zero bytes: no address or rkey is checked (IBA C9-88), yet the peer must acknowledge it.
   ibv_send_wr wr{};
   wr.wr_id = makeWrId(false, index_, 0);
@@ -454,6 +454,9 @@ void Connection::poison(ErrorCode code, const std::string& why) {
 }
 
 std::string Connection::describePending(const TransferOp& op) const {
+  if (!open_)
+    return concat("connecting to ", name_, " on first use: it has not yet posted an operation with this rank ",
+                  "(no queue pair address or no ready mark from it in the store)");
   std::string credits = concat(", ", creditsLeft(), " credit(s) left");
   for (const SendState& s : sends_) {
     if (s.op != &op) continue;

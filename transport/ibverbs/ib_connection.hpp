@@ -127,6 +127,10 @@ class Connection {
   void create(ibv_cq* cq);
   /// Connects the queue pair to the peer's.
   void connect(const DeviceChoice& choice, std::uint32_t localPsn, const QpAddress& remote, const QpTuning& tuning);
+  /// Lets work requests go out: once the peer said its queue pair is connected and its receives
+  /// are posted. Until then operations queue here (a peer connected on first use).
+  void open() { open_ = true; }
+  bool isOpen() const { return open_; }
   ibv_qp* qp() const { return qp_.get(); }
 
   void isend(TransferOp& op);
@@ -144,7 +148,8 @@ class Connection {
   void sayGoodbye();
 
   bool expectsInput() const { return !recvs_.empty() || !notifies_.empty() || !sends_.empty(); }
-  bool drained() const { return posted_.empty() && outbox_.empty(); }
+  /// Nothing left to go out (what waits on a connection never opened cannot).
+  bool drained() const { return !open_ || (posted_.empty() && outbox_.empty()); }
   bool probing() const { return probing_; }
   std::chrono::steady_clock::time_point lastHeard() const { return lastHeard_; }
   const std::string& name() const { return name_; }
@@ -200,6 +205,7 @@ class Connection {
   std::uint64_t reposted_ = 0;      // receives of the peer's credited messages we reposted
   std::uint64_t advertised_ = 0;    // the last `reposted_` we told the peer
 
+  bool open_ = false;
   bool peerGone_ = false;
   bool probing_ = false;
   std::chrono::steady_clock::time_point lastHeard_ = std::chrono::steady_clock::now();

@@ -36,6 +36,11 @@ constexpr milliseconds kProbeAfter{1000};          // silence with pending input
 constexpr milliseconds kDrainAtClose{2000};        // let posted sends reach the peer before closing
 constexpr std::uint32_t kInfoMagic = 0x49424e54;   // "TNBI"
 constexpr std::uint8_t kSoftRoceTimeout = 16;      // ack timeout exponent on rdma_rxe: 4.096 us x 2^16 = 268 ms
+// A peer connected on first use: the store is asked for its records after 0.25, 0.5, 1, ... ms,
+// at most every kDialLookCap, each answer bounded by kStoreAnswer.
+constexpr std::chrono::microseconds kDialFirstLook{250};
+constexpr milliseconds kDialLookCap{16};
+constexpr milliseconds kStoreAnswer{5000};
 
 // What a rank publishes for each peer: its QP address and the protocol sizes both must share.
 struct PeerInfo {
@@ -44,6 +49,12 @@ struct PeerInfo {
   std::uint64_t eagerLimit = 0;
   QpAddress qp;
 };
+
+std::string qpKey(int from, int to) { return concat("net/", from, "/qp/", to); }
+// Init connects its peers and then raises one mark for all of them; a peer connected later has
+// a mark per pair.
+std::string readyKey(int rank) { return concat("net/", rank, "/ready"); }
+std::string readyKey(int from, int to) { return concat("net/", from, "/ready/", to); }
 
 std::int64_t intParam(const char* name, std::int64_t lo, std::int64_t hi) {
   std::int64_t v = params::getInt(name);
@@ -80,7 +91,12 @@ class IbTransport final : public Transport {
 
  private:
   Connection& connection(int peer, const char* op);
-  void connectAll(Store& store, const TransportSetup& setup);
+  void connectAtInit(Store& store, const TransportSetup& setup);
+  Connection& addConnection(int peer, Store& store, std::uint32_t psn);
+  Bytes addressRecord(const Connection& c, std::uint32_t psn) const;
+  PeerInfo parseAddress(const Bytes& bytes, const Connection& c) const;
+  Connection& dial(int peer);
+  void advanceDials();
   void pollCq();
   void progressLocked();
   void probeSilentPeers();
@@ -99,13 +115,34 @@ class IbTransport final : public Transport {
   Shared shared_;
   std::vector<std::unique_ptr<Connection>> conns_;
   std::map<int, Connection*> byPeer_;
+  int rank_ = 0;
+  std::function<std::string(int)> peerName_;
+  QpTuning tuning_;
+  std::mt19937 rng_{std::random_device{}()};
+  // Peers connected on first use: where they publish, who may be one, and the handshakes under
+  // way (progress advances them through the store; nothing blocks on a peer not yet calling).
+  std::shared_ptr<Store> laterStore_;
+  std::vector<bool> addressable_;
+  struct Dial {
+    std::uint32_t psn = 0;   // our first packet number
+    bool connected = false;  // the peer's address came and our queue pair is connected to it
+    std::chrono::steady_clock::time_point nextLook;
+    std::chrono::microseconds every = kDialFirstLook;
+  };
+  std::map<int, Dial> dials_;
   std::mutex mutex_;  // abort() and registration may come from other threads than progress
   std::uint64_t completions_ = 0;
   FdHolder wake_;     // eventfd: abort() wakes a rank sleeping in poll
   std::atomic<bool> aborted_{false};
 };
 
-IbTransport::IbTransport(Store& store, const TransportSetup& setup) {
+IbTransport::IbTransport(Store& store, const TransportSetup& setup)
+    : rank_(setup.rank),
+      peerName_(setup.peerName),
+      laterStore_(setup.laterStore),
+      addressable_(static_cast<std::size_t>(std::max(setup.worldSize, 0)), false) {
+  for (int peer : setup.peers)
+    if (peer >= 0 && peer < setup.worldSize) addressable_[static_cast<std::size_t>(peer)] = true;
   wake_.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_.fd < 0) failErrno("eventfd");
   ctx_ = openChosenDevice(choice_, setup.localRank);
@@ -131,63 +168,139 @@ IbTransport::IbTransport(Store& store, const TransportSetup& setup) {
                                                    static_cast<std::size_t>(dev.max_cqe)));
   cq_.reset(ibv_create_cq(ctx_.get(), cqe, nullptr, channel_.get(), 0));
   if (!cq_) failErrno("ibv_create_cq");
-  connectAll(store, setup);
+  connectAtInit(store, setup);
   TIERCC_LOG(Info, Net) << "ibverbs transport on " << choice_.describe() << " connected to " << conns_.size()
-                        << " peer(s); eager up to " << shared_.eagerLimit << " bytes, " << shared_.credits << " credits";
+                        << " peer(s)" << (laterStore_ ? "; the others connect on first use" : "") << "; eager up to "
+                        << shared_.eagerLimit << " bytes, " << shared_.credits << " credits";
 }
 
-void IbTransport::connectAll(Store& store, const TransportSetup& setup) {
-  QpTuning tuning = tuningFromParams();
+// The peers of init (every peer without a store for later ones; with one, the rails: a peer
+// must list this rank too) are connected before init returns; the others on first use (dial).
+void IbTransport::connectAtInit(Store& store, const TransportSetup& setup) {
+  tuning_ = tuningFromParams();
   if (isSoftRoce(ctx_.get())) {
-    if (tuning.retryCnt == 7) {
+    if (tuning_.retryCnt == 7) {
       // rdma_rxe never gives up with retry_cnt 7, so a dead peer would hang us: one try fewer.
-      tuning.retryCnt = 6;
+      tuning_.retryCnt = 6;
       TIERCC_LOG(Info, Net) << "ibverbs: " << choice_.device << " is SoftRoCE; using retry_cnt 6 instead of 7";
     }
     if (params::source("TIERCC_IB_TIMEOUT") == "default") {
       // rdma_rxe acks in software: a loaded host (CI's VM: two 64 MiB writes crossing) left a
       // transfer seven 67 ms timeouts without an ack, and the QP failed with "retry counter
       // exceeded". A try of 268 ms still reports a dead peer within 2 s.
-      tuning.timeout = kSoftRoceTimeout;
+      tuning_.timeout = kSoftRoceTimeout;
       TIERCC_LOG(Info, Net) << "ibverbs: " << choice_.device << " is SoftRoCE; using ack timeout exponent "
                             << int(kSoftRoceTimeout) << " (TIERCC_IB_TIMEOUT unset)";
     }
   }
-  const std::string me = std::to_string(setup.rank);
-  std::mt19937 rng(std::random_device{}());
+  const std::vector<int>& atInit = laterStore_ ? setup.connectAtInit : setup.peers;
   std::vector<std::uint32_t> psns;
-  for (int peer : setup.peers) {
-    std::string name = setup.peerName ? setup.peerName(peer) : concat("rank ", peer);
-    auto conn = std::make_unique<Connection>(shared_, static_cast<std::uint32_t>(conns_.size()), peer, name);
-    conn->create(cq_.get());
-    psns.push_back(rng() & 0xffffff);
-    PeerInfo info;
-    info.credits = shared_.credits;
-    info.eagerLimit = shared_.eagerLimit;
-    info.qp = localAddress(conn->qp(), choice_, psns.back());
-    Bytes bytes(sizeof(info));
-    std::memcpy(bytes.data(), &info, sizeof(info));
-    store.set("net/" + me + "/qp/" + std::to_string(peer), bytes);
-    byPeer_[peer] = conn.get();
-    conns_.push_back(std::move(conn));
+  for (int peer : atInit) {
+    TIERCC_REQUIRE_ARG(peer >= 0 && peer < setup.worldSize && addressable_[static_cast<std::size_t>(peer)],
+                       "ibverbs transport: init peer ", peer, " is not among the peers");
+    psns.push_back(rng_() & 0xffffff);
+    addConnection(peer, store, psns.back());
   }
   for (std::size_t i = 0; i < conns_.size(); ++i) {
     Connection& c = *conns_[i];
-    Bytes bytes = store.get("net/" + std::to_string(c.peer()) + "/qp/" + me, setup.deadline);
-    PeerInfo info;
-    if (bytes.size() != sizeof(info)) fail(ErrorCode::TransportError, "ibverbs setup: bad address record from ", c.name());
-    std::memcpy(&info, bytes.data(), sizeof(info));
-    if (info.magic != kInfoMagic) fail(ErrorCode::TransportError, "ibverbs setup: bad address record from ", c.name());
-    if (info.credits != shared_.credits || info.eagerLimit != shared_.eagerLimit)
-      fail(ErrorCode::InvalidArgument, "ibverbs setup: TIERCC_IB_CREDITS/TIERCC_IB_EAGER_LIMIT are ", info.credits, "/",
-           info.eagerLimit, " on ", c.name(), " but ", shared_.credits, "/", shared_.eagerLimit, " here; set them alike on all ranks");
-    c.connect(choice_, psns[i], info.qp, tuning);
+    const PeerInfo info = parseAddress(store.get(qpKey(c.peer(), rank_), setup.deadline), c);
+    c.connect(choice_, psns[i], info.qp, tuning_);
   }
   // Nobody sends before its peer's receives are posted and its queue pair is ready.
-  store.setString("net/" + me + "/ready", "1");
+  store.setString(readyKey(rank_), "1");
   std::vector<std::string> keys;
-  for (int peer : setup.peers) keys.push_back("net/" + std::to_string(peer) + "/ready");
+  for (int peer : atInit) keys.push_back(readyKey(peer));
   store.wait(keys, setup.deadline);
+  for (auto& c : conns_) c->open();
+}
+
+// A connection with its queue pair made and its address published for the peer.
+Connection& IbTransport::addConnection(int peer, Store& store, std::uint32_t psn) {
+  std::string name = peerName_ ? peerName_(peer) : concat("rank ", peer);
+  auto conn = std::make_unique<Connection>(shared_, static_cast<std::uint32_t>(conns_.size()), peer, name);
+  conn->create(cq_.get());
+  store.set(qpKey(rank_, peer), addressRecord(*conn, psn));
+  Connection& c = *conn;
+  byPeer_[peer] = &c;
+  conns_.push_back(std::move(conn));
+  return c;
+}
+
+Bytes IbTransport::addressRecord(const Connection& c, std::uint32_t psn) const {
+  PeerInfo info;
+  info.credits = shared_.credits;
+  info.eagerLimit = shared_.eagerLimit;
+  info.qp = localAddress(c.qp(), choice_, psn);
+  Bytes bytes(sizeof(info));
+  std::memcpy(bytes.data(), &info, sizeof(info));
+  return bytes;
+}
+
+PeerInfo IbTransport::parseAddress(const Bytes& bytes, const Connection& c) const {
+  PeerInfo info;
+  if (bytes.size() != sizeof(info))
+    fail(ErrorCode::TransportError, "ibverbs setup: bad address record from ", c.name());
+  std::memcpy(&info, bytes.data(), sizeof(info));
+  if (info.magic != kInfoMagic) fail(ErrorCode::TransportError, "ibverbs setup: bad address record from ", c.name());
+  if (info.credits != shared_.credits || info.eagerLimit != shared_.eagerLimit)
+    fail(ErrorCode::InvalidArgument, "ibverbs setup: TIERCC_IB_CREDITS/TIERCC_IB_EAGER_LIMIT are ", info.credits, "/",
+         info.eagerLimit, " on ", c.name(), " but ", shared_.credits, "/", shared_.eagerLimit,
+         " here; set them alike on all ranks");
+  return info;
+}
+
+// A peer's first operation: its queue pair is made and published now, and the operation queues
+// in the connection; progress connects it once the peer's address is in the store (the peer's
+// own first operation with this rank publishes it) and opens it once the peer's ready mark is.
+Connection& IbTransport::dial(int peer) {
+  Dial d;
+  d.psn = rng_() & 0xffffff;
+  d.nextLook = std::chrono::steady_clock::now() + kDialFirstLook;
+  Connection& c = addConnection(peer, *laterStore_, d.psn);
+  dials_[peer] = d;
+  TIERCC_LOG(Trace, Net) << "ibverbs: connecting to " << c.name() << " on first use";
+  return c;
+}
+
+// Runs under mutex_, as all progress: its few store requests per handshake (each answered in
+// well under a millisecond by a live store, at most kStoreAnswer) hold the transport meanwhile.
+void IbTransport::advanceDials() {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto it = dials_.begin(); it != dials_.end();) {
+    const int peer = it->first;
+    Dial& d = it->second;
+    Connection& c = *byPeer_.at(peer);
+    if (c.failed()) {
+      it = dials_.erase(it);
+      continue;
+    }
+    if (now < d.nextLook) {
+      ++it;
+      continue;
+    }
+    try {
+      if (!d.connected && laterStore_->check({qpKey(peer, rank_)})) {
+        const PeerInfo info = parseAddress(laterStore_->get(qpKey(peer, rank_), Deadline::after(kStoreAnswer)), c);
+        c.connect(choice_, d.psn, info.qp, tuning_);
+        laterStore_->setString(readyKey(rank_, peer), "1");
+        d.connected = true;
+      }
+      if (d.connected && laterStore_->check({readyKey(peer, rank_)})) {
+        c.open();
+        TIERCC_LOG(Trace, Net) << "ibverbs: connected to " << c.name() << " on first use";
+        it = dials_.erase(it);
+        continue;
+      }
+    } catch (const Error& e) {
+      // The operations with this peer fail with it; the others go on.
+      c.poison(e.code(), concat("connecting to ", c.name(), " on first use: ", e.what()));
+      it = dials_.erase(it);
+      continue;
+    }
+    d.nextLook = now + d.every;
+    d.every = std::min<std::chrono::microseconds>(d.every * 2, kDialLookCap);
+    ++it;
+  }
 }
 
 IbTransport::~IbTransport() {
@@ -215,8 +328,14 @@ IbTransport::~IbTransport() {
 Connection& IbTransport::connection(int peer, const char* op) {
   if (aborted_.load()) fail(ErrorCode::Aborted, "ibverbs transport: ", op, " after abort");
   auto it = byPeer_.find(peer);
-  if (it == byPeer_.end())
-    fail(ErrorCode::InvalidArgument, "ibverbs transport: ", op, " with rank ", peer, ", which is not a connected peer");
+  if (it == byPeer_.end()) {
+    const bool addressable = peer >= 0 && static_cast<std::size_t>(peer) < addressable_.size() &&
+                             addressable_[static_cast<std::size_t>(peer)];
+    if (!laterStore_ || !addressable)
+      fail(ErrorCode::InvalidArgument, "ibverbs transport: ", op, " with rank ", peer,
+           ", which is not a connected peer");
+    return dial(peer);
+  }
   if (it->second->failed()) fail(it->second->errorCode(), it->second->error());
   return *it->second;
 }
@@ -271,6 +390,7 @@ void IbTransport::pollCq() {
 }
 
 void IbTransport::progressLocked() {
+  if (!dials_.empty()) advanceDials();
   pollCq();
   for (auto& c : conns_) c->pump();
 }
@@ -311,7 +431,9 @@ void IbTransport::sleepLocked(std::unique_lock<std::mutex>& lock, Deadline deadl
   progressLocked();
   if (completions_ != before) return;
   pollfd fds[2] = {{channel_->fd, POLLIN, 0}, {wake_.fd, POLLIN, 0}};
-  int ms = static_cast<int>(std::min(deadline.remaining(), kSleepSlice).count());
+  // A handshake under way is looked at again soon: the store does not wake us.
+  const milliseconds slice = dials_.empty() ? kSleepSlice : milliseconds(1);
+  int ms = static_cast<int>(std::min(deadline.remaining(), slice).count());
   lock.unlock();
   ::poll(fds, 2, std::max(ms, 1));
   lock.lock();

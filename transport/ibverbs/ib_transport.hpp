@@ -18,7 +18,9 @@ class Store;
 std::optional<std::string> ibverbsUnavailable();
 
 /// Creates the ibverbs transport: picks device/port/GID, checks them with a loopback write,
-/// publishes one QP address per peer under "net/<rank>/qp/<peer>" and connects.
+/// publishes one QP address per peer of init under "net/<rank>/qp/<peer>" and connects them
+/// (with a store for later peers, setup.connectAtInit, which must list this rank back; else every
+/// peer). Any other peer connects on its first operation, through setup.laterStore.
 std::unique_ptr<Transport> createIbverbsTransport(Store& store, const TransportSetup& setup);
 
 /// Registration-cache counters of an ibverbs transport (tests and tiercc-info).
