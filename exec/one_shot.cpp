@@ -2,9 +2,8 @@
 // ALL of its domain's inputs itself: an allreduce reduces them in local-rank order, so that every
 // rank of a domain gets the same bits (one wait instead of the two of reduce-scatter and
 // allgather); an allgather or all-to-all copies its blocks of them, a reduce-scatter reduces its
-// block of them. A broadcast's or a reduce's
-// ranks take only what their role needs (rootedRound). The step runs its own round of the
-// domain's flags.
+// block of them. A broadcast's or a reduce's ranks take only what their role needs
+// (rootedRound). The step runs its own round of the domain's flags.
 //
 // Back-to-back one-shot rounds alternate between two buffers: the halves of the window, or, for
 // inputs up to about 512 B on shared memory, two "fast boxes" in the mailbox. A rank that saw
