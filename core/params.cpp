@@ -94,6 +94,10 @@ const std::vector<Info> kParams = {
     {"TIERCC_SHM_COPY", "string", "auto",
      "cross-memory attach for ordinary buffers on shm: auto (set up where the kernel permits it; the cost model "
      "decides when to use it), cma (require it: an error where the kernel refuses), staged (never)"},
+    {"TIERCC_SHM_SIGNAL", "string", "auto",
+     "how a shm rank's signal is ordered against a peer about to sleep on it: auto (a plain store; the sleeper "
+     "fences the signalling processes with membarrier(2), where the kernel offers it), fenced (every signal is a "
+     "full fence)"},
     {"TIERCC_SCALEUP", "string", "auto",
      "scale-up backend: auto (shm when a domain's members share a host, else emulated), shm, or emulated (memory "
      "semantics over TIERCC_TRANSPORT)"},

@@ -1,13 +1,15 @@
 // The scale-up Domain contract (scaleup-emu/domain.hpp), checked on every backend: shm (same
-// host) and emulated (over a tcp transport on loopback). Each job forks real ranks that build
-// the backend through a factory and run several cases on fresh domains, so the suite stays fast
-// on two cores: bytes written to a window are read by every peer after the flag, flags are
-// monotonic across wrap-around, waits end at their deadline, on abort, on poison and when a
-// peer dies, and the round protocol of the collectives survives many rounds of random sizes.
+// host; its signals unfenced and fenced, TIERCC_SHM_SIGNAL) and emulated (over a tcp transport
+// on loopback). Each job forks real ranks that build the backend through a factory and run
+// several cases on fresh domains, so the suite stays fast on two cores: bytes written to a
+// window are read by every peer after the flag, flags are monotonic across wrap-around, a
+// signal wakes a peer asleep on it, waits end at their deadline, on abort, on poison and when
+// a peer dies, and the round protocol of the collectives survives many rounds of random sizes.
 #include <gtest/gtest.h>
 #include <glob.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -45,7 +47,10 @@ struct Rank {
     std::vector<std::string> names;
     for (int r = 0; r < n; ++r) names.push_back("rank " + std::to_string(r) + " (local rank " + std::to_string(r) + ")");
     PrefixStore keys(store, "dconf/" + label + "/");
-    if (backend == "shm") {
+    if (backend == "shm" || backend == "shm-fenced") {
+      // Both ways of ordering a signal against a sleeper (shm_domain.cpp): unfenced signals with
+      // membarrier where the kernel offers it, and a fence in every signal.
+      setenv("TIERCC_SHM_SIGNAL", backend == "shm" ? "auto" : "fenced", 1);
       ShmDomainConfig c;
       c.segmentPrefix = segmentPrefix(getppid()) + "-" + label;
       c.localRank = rank;
@@ -212,6 +217,31 @@ void manyRoundsOfRandomSizes(Rank& r) {
   for (int p = 0; p < r.n; ++p) dom->waitUntil(p, kReleased, 300, Deadline::after(20s), "round");
 }
 
+// Rank 0 signals each round once every peer has taken the last one and has then gone to sleep
+// on the flag (past the spin and the yield): every wake must come from the signal, not from the wait's slice running out
+// (50 ms on shm). A lost wake-up makes a round take the whole slice; a loaded machine may
+// delay a few rounds as long, so the check allows up to a quarter of them.
+void sleepersAreWokenBySignals(Rank& r) {
+  auto dom = r.domain("sleepers");
+  constexpr int kRounds = 24;
+  int slow = 0;
+  for (std::uint32_t round = 1; round <= kRounds; ++round) {
+    if (r.rank == 0) {
+      for (int p = 1; p < r.n; ++p) dom->waitUntil(p, 4, round - 1, Deadline::after(20s), "sleepers");
+      std::this_thread::sleep_for(3ms);
+      dom->signal(3, round);
+      continue;
+    }
+    const auto start = SteadyClock::now();
+    dom->waitUntil(0, 3, round, Deadline::after(20s), "sleepers");
+    if (SteadyClock::now() - start >= 40ms) ++slow;
+    dom->signal(4, round);  // this rank waits again: rank 0 may go on
+  }
+  TIERCC_CHECK(slow <= kRounds / 4, slow << " of " << kRounds << " sleeping waits lasted 40 ms or more: "
+                                         << "signals do not wake sleepers");
+  r.barrier("sleepers-done");
+}
+
 // Nobody raises flag 5: the wait ends at its deadline, naming the peer and the flag.
 void waitTimesOutAtItsDeadline(Rank& r) {
   auto dom = r.domain("timeout");
@@ -295,6 +325,7 @@ TEST_P(DomainConformance, CooperativeCases) {
     windowBytesReachEveryPeer(r);
     flagsAreMonotonicAcrossWrap(r);
     manyRoundsOfRandomSizes(r);
+    sleepersAreWokenBySignals(r);
     waitTimesOutAtItsDeadline(r);
     abortEndsAWait(r);
   }, job());
@@ -326,8 +357,12 @@ TEST_P(DomainConformance, PoisonAndDeath) {
   expectNoSegmentsLeft(getpid());
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, DomainConformance, ::testing::Values("shm", "emulated"),
-                         [](const auto& param) { return param.param; });
+INSTANTIATE_TEST_SUITE_P(Backends, DomainConformance, ::testing::Values("shm", "shm-fenced", "emulated"),
+                         [](const auto& param) {
+                           std::string name = param.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 // The diff that decides which bytes the emulated backend sends.
 TEST(WindowDiff, FindsExactlyTheChangedBytes) {

@@ -17,6 +17,7 @@
 #include "core/log.hpp"
 #include "core/params.hpp"
 #include "scaleup-emu/shm/futex.hpp"
+#include "scaleup-emu/shm/membarrier.hpp"
 #include "bootstrap/store.hpp"
 
 namespace tiercc {
@@ -55,6 +56,9 @@ struct ShmDomain::Header {
   Flag flags[kNumFlags];
   std::atomic<int> pid{0};
   std::atomic<int> failed{0};  // set by poison(), with the reason below
+  // 1: this process's signals skip the store-load fence, so a waiter about to sleep on them
+  // must fence this process with membarrier (membarrier.hpp). Written before peers map it.
+  std::atomic<int> unfencedSignals{0};
   char reason[512] = {};
   std::atomic<std::uint64_t> selfAddress{0};  // this header's address in its owner's process (CMA probe)
   alignas(64) std::byte mailbox[Domain::kMailboxBytes + Domain::kCallStampBytes] = {};
@@ -76,6 +80,11 @@ ShmDomain::ShmDomain(Store& store, ShmDomainConfig config)
   new (segments_[config_.localRank].data()) Header();
   header(config_.localRank)->pid.store(getpid());
   header(config_.localRank)->selfAddress.store(reinterpret_cast<std::uintptr_t>(header(config_.localRank)));
+  const std::string signals = params::getString("TIERCC_SHM_SIGNAL");
+  TIERCC_REQUIRE_ARG(signals == "auto" || signals == "fenced", "TIERCC_SHM_SIGNAL='", signals,
+                     "' is not one of auto, fenced");
+  unfencedSignals_ = signals == "auto" && membarrier::registerProcess();
+  header(config_.localRank)->unfencedSignals.store(unfencedSignals_ ? 1 : 0);
   store.setString("created/" + std::to_string(config_.localRank), "1");
 
   for (int r = 0; r < n; ++r) {
@@ -89,7 +98,8 @@ ShmDomain::ShmDomain(Store& store, ShmDomainConfig config)
   segments_[config_.localRank].unlink();
   decideCopyMode(store);
   TIERCC_LOG(Info, Shm) << "shm domain of " << n << " ranks mapped, window " << config_.windowBytes
-                        << " bytes per rank";
+                        << " bytes per rank, signals "
+                        << (unfencedSignals_ ? "unfenced (sleepers fence with membarrier)" : "fenced");
 }
 
 ShmDomain::~ShmDomain() = default;
@@ -187,9 +197,18 @@ void ShmDomain::readPeer(int peer, std::uint64_t remote, void* dst, std::size_t 
   }
 }
 
+// The store and the read of the waiter count must not be reordered, or a waiter about to sleep
+// and this signal can each miss the other (membarrier.hpp). Unfenced, only the compiler is kept
+// from reordering them; the sleeper's membarrier orders the CPU.
 void ShmDomain::signal(int flag, std::uint32_t value) {
   Flag& f = header(config_.localRank)->flags[flag];
-  f.value.store(value, std::memory_order_seq_cst);  // pairs with the waiter count (Dekker)
+  if (unfencedSignals_) {
+    f.value.store(value, std::memory_order_release);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (f.waiters.load(std::memory_order_relaxed) != 0) futex::wakeAll(&f.value);
+    return;
+  }
+  f.value.store(value, std::memory_order_seq_cst);
   if (f.waiters.load(std::memory_order_seq_cst) != 0) futex::wakeAll(&f.value);
 }
 
@@ -204,7 +223,8 @@ std::string ShmDomain::peerFailure(int peer) {
 }
 
 void ShmDomain::waitUntil(int peer, int flag, std::uint32_t value, Deadline deadline, const std::string& what) {
-  Flag& f = header(peer)->flags[flag];
+  Header* h = header(peer);
+  Flag& f = h->flags[flag];
   auto reached = [&](std::uint32_t v) { return static_cast<std::int32_t>(v - value) >= 0; };
   if (reached(f.value.load(std::memory_order_acquire))) return;
   const auto start = Clock::now();
@@ -233,6 +253,12 @@ void ShmDomain::waitUntil(int peer, int flag, std::uint32_t value, Deadline dead
       fail(ErrorCode::Timeout, what, ": timed out waiting for ", config_.peerNames[peer],
            " on the scale-up tier (shm flag ", flag, " to reach ", value, ", it is at ", seen, ")");
     f.waiters.fetch_add(1, std::memory_order_seq_cst);
+    if (h->unfencedSignals.load(std::memory_order_relaxed) && !membarrier::fenceEveryRegisteredProcess() &&
+        !membarrierFailureLogged_.exchange(true)) {
+      TIERCC_LOG(Warn, Shm) << what << ": membarrier failed (" << std::strerror(errno) << "); a signal from "
+                            << config_.peerNames[peer] << " that races this sleep is seen after the "
+                            << kWaitSlice.count() << " ms wait slice, not at once";
+    }
     if (!reached(f.value.load(std::memory_order_seq_cst)))
       futex::waitWhile(&f.value, seen, std::min(deadline.remaining(), std::chrono::milliseconds(kWaitSlice)));
     f.waiters.fetch_sub(1, std::memory_order_seq_cst);

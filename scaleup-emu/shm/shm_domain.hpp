@@ -80,6 +80,8 @@ class ShmDomain final : public Domain {
   std::atomic<bool> aborted_{false};
   SymmetricHeap heap_;
   bool crossMemoryAttach_ = false;
+  bool unfencedSignals_ = false;  // TIERCC_SHM_SIGNAL=auto and this process registered for membarrier
+  std::atomic<bool> membarrierFailureLogged_{false};
 };
 
 }  // namespace tiercc
