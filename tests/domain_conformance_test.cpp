@@ -5,8 +5,8 @@
 // window are read by every peer after the flag, flags are monotonic across wrap-around, a
 // signal wakes a peer asleep on it, waits end at their deadline, on abort, on poison and when
 // a peer dies, and the round protocol of the collectives survives many rounds of random sizes.
-#include <gtest/gtest.h>
 #include <glob.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,12 +18,12 @@
 #include <thread>
 #include <vector>
 
+#include "bootstrap/store.hpp"
 #include "scaleup-emu/emulated/emulated_domain.hpp"
 #include "scaleup-emu/emulated/window_diff.hpp"
 #include "scaleup-emu/shm/shm_domain.hpp"
 #include "tests/support/multiprocess.hpp"
 #include "tiercc/error.hpp"
-#include "bootstrap/store.hpp"
 
 namespace tiercc::test {
 namespace {
@@ -218,9 +218,9 @@ void manyRoundsOfRandomSizes(Rank& r) {
 }
 
 // Rank 0 signals each round once every peer has taken the last one and has then gone to sleep
-// on the flag (past the spin and the yield): every wake must come from the signal, not from the wait's slice running out
-// (50 ms on shm). A lost wake-up makes a round take the whole slice; a loaded machine may
-// delay a few rounds as long, so the check allows up to a quarter of them.
+// on the flag (past the spin and the yield): every wake must come from the signal, not from the wait's slice running
+// out (50 ms on shm). A lost wake-up makes a round take the whole slice; a loaded machine may delay a few rounds as
+// long, so the check allows up to a quarter of them.
 void sleepersAreWokenBySignals(Rank& r) {
   auto dom = r.domain("sleepers");
   constexpr int kRounds = 24;

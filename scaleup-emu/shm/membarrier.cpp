@@ -26,8 +26,7 @@ bool registerProcess() {
       return false;
     }
     if (call(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) != 0) {
-      TIERCC_LOG(Info, Init) << "shm signals: fenced (membarrier registration failed: " << std::strerror(errno)
-                             << ")";
+      TIERCC_LOG(Info, Init) << "shm signals: fenced (membarrier registration failed: " << std::strerror(errno) << ")";
       return false;
     }
     return true;

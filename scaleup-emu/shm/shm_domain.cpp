@@ -12,13 +12,13 @@
 #include <mutex>
 #include <thread>
 
+#include "bootstrap/store.hpp"
 #include "core/cpu_relax.hpp"
 #include "core/errors.hpp"
 #include "core/log.hpp"
 #include "core/params.hpp"
 #include "scaleup-emu/shm/futex.hpp"
 #include "scaleup-emu/shm/membarrier.hpp"
-#include "bootstrap/store.hpp"
 
 namespace tiercc {
 
