@@ -96,7 +96,7 @@ void Communicator::Impl::execute(const char* name, std::uint64_t seq, std::uint6
     const std::uint64_t ended = cycles::now();
     recorder_->ended(recordId, false, ended);
     if (trace_) traceCall(name, seq, args, traceBegun, false);
-    std::lock_guard<std::mutex> lock(statsMutex_);
+    std::lock_guard<BiasedMutex> lock(statsMutex_);
     metrics_.failed(e.code());
     throw;
   }
@@ -114,7 +114,7 @@ void Communicator::Impl::traceCall(const char* name, std::uint64_t seq, const Ca
 void Communicator::Impl::executeCall(const char* name, std::uint64_t seq, const CallArgs& args) {
   if (aborted_.load()) fail(ErrorCode::Aborted, name, " #", seq, ": the communicator was aborted");
   if (broken_.load(std::memory_order_acquire)) {
-    std::lock_guard<std::mutex> lock(statsMutex_);
+    std::lock_guard<BiasedMutex> lock(statsMutex_);
     std::rethrow_exception(brokenBy_);
   }
   // Operations run one at a time (the queue's exec lock): the name's buffer is reused.
@@ -151,7 +151,7 @@ void Communicator::Impl::executeCall(const char* name, std::uint64_t seq, const 
         (e.code() == ErrorCode::Timeout || e.code() == ErrorCode::InvalidArgument) && collective && !broken_.load();
     failed(diagnose ? withDiagnosis(e, seq, args) : e);
     // A wait woken by the failure detector reports the rank it declared failed.
-    std::lock_guard<std::mutex> lock(statsMutex_);
+    std::lock_guard<BiasedMutex> lock(statsMutex_);
     std::rethrow_exception(brokenBy_);
   } catch (const std::exception& e) {
     // Operations may be posted that reference this collective's stack: stop the tiers.
@@ -183,7 +183,7 @@ void Communicator::Impl::record(const CallStats& call, Collective coll, std::uin
   const Plan& plan = *call.plan;
   // The tick rate, measured again now and then: reading it costs two clock reads.
   if ((recorded_++ & 4095) == 0) secondsPerTick_ = cycles::secondsPerTick();
-  std::lock_guard<std::mutex> lock(statsMutex_);
+  BiasedMutex::BiasedGuard lock(statsMutex_);  // under the exec gate: one call records at a time
   metrics_.called(coll, plan.algorithm, plan.bytes, static_cast<double>(ticks) * secondsPerTick_);
   totals_.collectives += 1;
   totals_.scaleOutBoundBytes += call.scaleOutBoundBytes;
@@ -210,7 +210,7 @@ void Communicator::Impl::failed(const Error& e, bool agreed) {
   const Error stated = first && !agreed ? withRootCause(e) : e;
   std::string reason = stated.what();
   {
-    std::lock_guard<std::mutex> lock(statsMutex_);
+    std::lock_guard<BiasedMutex> lock(statsMutex_);
     if (!brokenBy_) brokenBy_ = std::make_exception_ptr(stated);
     broken_.store(true, std::memory_order_release);
     try {

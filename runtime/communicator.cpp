@@ -147,7 +147,7 @@ void Communicator::Impl::peerFailed(int rank, const std::string& why) {
 // Wakes every wait of this rank; execute() then reports brokenBy_, not the wake-up.
 void Communicator::Impl::stopWith(const Error& e) {
   {
-    std::lock_guard<std::mutex> lock(statsMutex_);
+    std::lock_guard<BiasedMutex> lock(statsMutex_);
     if (brokenBy_) return;
     brokenBy_ = std::make_exception_ptr(e);
     broken_.store(true, std::memory_order_release);
@@ -249,7 +249,7 @@ MetricSnapshot Communicator::Impl::metricsSnapshot() const {
   m.localRank = topo_.localRank();
   m.communicator = setup_.prefix;
   {
-    std::lock_guard<std::mutex> lock(statsMutex_);
+    std::lock_guard<BiasedMutex> lock(statsMutex_);
     m.counts = metrics_;
   }
   const Progress p = recorder_->progress();
@@ -261,7 +261,7 @@ MetricSnapshot Communicator::Impl::metricsSnapshot() const {
 
 TierStats Communicator::Impl::stats() const {
   const double secondsPerTick = cycles::secondsPerTick();
-  std::lock_guard<std::mutex> lock(statsMutex_);
+  std::lock_guard<BiasedMutex> lock(statsMutex_);
   TierStats s;
   s.collectives = totals_.collectives;
   s.scaleUpBytes = totals_.scaleUpBytes;
@@ -297,7 +297,7 @@ void Communicator::Impl::abort() {
   if (aborted_.exchange(true)) return;
   TIERCC_LOG(Warn, Init) << "communicator aborted";
   {
-    std::lock_guard<std::mutex> lock(statsMutex_);
+    std::lock_guard<BiasedMutex> lock(statsMutex_);
     metrics_.aborts += 1;
   }
   // The verdict first: stopping the tiers makes the running operation fail (with Aborted, which

@@ -19,7 +19,7 @@ asan_tests=(store_protocol_test store_test store_limits_test store_auth_test uni
   api_test failure_test shrink_test hang_diagnosis_test metrics_test collectives_test)
 # What runs threads beside the caller's: the store's io thread and its clients, Work and abort()
 # from another thread, the failure detector and its verdicts, the metrics server, the SIGUSR1 dump.
-tsan_tests=(store_test store_limits_test store_auth_test api_test hang_diagnosis_test metrics_test failure_test)
+tsan_tests=(biased_mutex_test store_test store_limits_test store_auth_test api_test hang_diagnosis_test metrics_test failure_test)
 # -O1 -g1: line numbers for the reports at a fraction of a full build's time.
 common=(-DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1" "-DCMAKE_C_FLAGS=-O1 -g1" -DTIERCC_BUILD_BENCH=OFF
   -DTIERCC_WITH_TORCH=OFF -DTIERCC_WITH_CUDA=OFF)
