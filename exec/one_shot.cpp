@@ -236,7 +236,8 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
     std::memcpy(input(c.me), c.send(), inputBytes);
   }
   // Staged is raised before any wait that blocks (the peer may be blocked on this rank); a
-  // polling round raises it after its polls, so that the flag's fence overlaps them.
+  // polling round raises it after its polls, so that they do not wait behind the flag's store
+  // (and its fence, where shm signals are fenced: TIERCC_SHM_SIGNAL).
   bool staged = false;
   auto raiseStaged = [&] {
     if (!staged) dom.signal(kFlagStaged, epoch);

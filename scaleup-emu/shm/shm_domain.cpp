@@ -76,6 +76,12 @@ ShmDomain::ShmDomain(Store& store, ShmDomainConfig config)
   const std::size_t bytes = kHeaderBytes + config_.windowBytes;
   auto segName = [&](int r) { return config_.segmentPrefix + "-l" + std::to_string(r); };
 
+  // Checked before anything is created: a bad value changes nothing.
+  const std::string signals = params::getString("TIERCC_SHM_SIGNAL");
+  TIERCC_REQUIRE_ARG(signals == "auto" || signals == "fenced", "TIERCC_SHM_SIGNAL='", signals,
+                     "' is not one of auto, fenced");
+  unfencedSignals_ = signals == "auto" && membarrier::registerProcess();
+
   segments_.resize(n);
   // Let peers read this process (cross-memory attach) where Yama would otherwise forbid it; only
   // where there are peers that may: before they probe, which they do once our segment is mapped.
@@ -84,10 +90,6 @@ ShmDomain::ShmDomain(Store& store, ShmDomainConfig config)
   new (segments_[config_.localRank].data()) Header();
   header(config_.localRank)->pid.store(getpid());
   header(config_.localRank)->selfAddress.store(reinterpret_cast<std::uintptr_t>(header(config_.localRank)));
-  const std::string signals = params::getString("TIERCC_SHM_SIGNAL");
-  TIERCC_REQUIRE_ARG(signals == "auto" || signals == "fenced", "TIERCC_SHM_SIGNAL='", signals,
-                     "' is not one of auto, fenced");
-  unfencedSignals_ = signals == "auto" && membarrier::registerProcess();
   header(config_.localRank)->unfencedSignals.store(unfencedSignals_ ? 1 : 0);
   store.setString("created/" + std::to_string(config_.localRank), "1");
 
