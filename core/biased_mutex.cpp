@@ -3,10 +3,6 @@
 
 #include <sched.h>
 
-#include <cerrno>
-#include <cstring>
-
-#include "core/log.hpp"
 #include "core/membarrier.hpp"
 
 namespace tiercc {
@@ -37,11 +33,7 @@ void BiasedMutex::lock() {
   mutex_.lock();
   if (!biased_) return;
   held_.store(true, std::memory_order_relaxed);
-  if (!membarrier::fenceEveryRegisteredProcess() && !fenceFailureLogged_.exchange(true)) {
-    // Cannot happen once registered (the call fails only on a bad command); say so if it does.
-    TIERCC_LOG(Warn, Init) << "membarrier failed after registration (" << std::strerror(errno)
-                           << "): statistics read now may be torn";
-  }
+  membarrier::fenceEveryRegisteredProcess();
   while (inside_.load(std::memory_order_acquire)) sched_yield();  // a section of a few counters
 }
 

@@ -48,7 +48,6 @@ class BiasedMutex {
   std::atomic<bool> inside_{false};  // the frequent side is in its critical section
   std::atomic<bool> held_{false};    // another side holds mutex_
   bool biasedTookMutex_ = false;     // the frequent side's last lock fell back to mutex_
-  std::atomic<bool> fenceFailureLogged_{false};
 };
 
 }  // namespace tiercc

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -46,6 +47,15 @@ bool registerProcess() {
   return registered;
 }
 
-bool fenceEveryRegisteredProcess() { return call(MEMBARRIER_CMD_GLOBAL_EXPEDITED) == 0; }
+// Once registered the call fails only on a bad command: if it ever does, it says so once, with
+// what its users lose, rather than each user keeping its own warning.
+void fenceEveryRegisteredProcess() {
+  if (call(MEMBARRIER_CMD_GLOBAL_EXPEDITED) == 0) return;
+  static std::atomic<bool> logged{false};
+  if (logged.exchange(true)) return;
+  TIERCC_LOG(Warn, Init) << "membarrier failed after registration (" << std::strerror(errno)
+                         << "): a shm signal that races a sleep is seen after the wait's slice, not at once, and "
+                            "statistics read meanwhile may be torn";
+}
 
 }  // namespace tiercc::membarrier

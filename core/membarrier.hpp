@@ -14,12 +14,12 @@
 
 namespace tiercc::membarrier {
 
-/// Registers this process for global expedited barriers, once; true if the kernel offers them
-/// (Linux 4.16 and later, unless seccomp forbids the call). Thread-safe; later calls return the
-/// first answer. Until it returned true, the frequent side must keep its fence.
+/// Registers this process for global expedited barriers, once per process (a forked child
+/// registers again); true if the kernel offers them (Linux 4.16 and later, unless seccomp
+/// forbids the call). Thread-safe. Until it returned true, the frequent side keeps its fence.
 bool registerProcess();
 /// A full memory barrier on this thread and on every CPU that runs a thread of a registered
-/// process, this one included; false if the call failed (then the others' order is not known).
-bool fenceEveryRegisteredProcess();
+/// process. A failure (not expected once registered) is logged once, here.
+void fenceEveryRegisteredProcess();
 
 }  // namespace tiercc::membarrier

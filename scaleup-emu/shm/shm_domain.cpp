@@ -259,12 +259,7 @@ void ShmDomain::waitUntil(int peer, int flag, std::uint32_t value, Deadline dead
       fail(ErrorCode::Timeout, what, ": timed out waiting for ", config_.peerNames[peer],
            " on the scale-up tier (shm flag ", flag, " to reach ", value, ", it is at ", seen, ")");
     f.waiters.fetch_add(1, std::memory_order_seq_cst);
-    if (h->unfencedSignals.load(std::memory_order_relaxed) && !membarrier::fenceEveryRegisteredProcess() &&
-        !membarrierFailureLogged_.exchange(true)) {
-      TIERCC_LOG(Warn, Shm) << what << ": membarrier failed (" << std::strerror(errno) << "); a signal from "
-                            << config_.peerNames[peer] << " that races this sleep is seen after the "
-                            << kWaitSlice.count() << " ms wait slice, not at once";
-    }
+    if (h->unfencedSignals.load(std::memory_order_relaxed)) membarrier::fenceEveryRegisteredProcess();
     if (!reached(f.value.load(std::memory_order_seq_cst)))
       futex::waitWhile(&f.value, seen, std::min(deadline.remaining(), std::chrono::milliseconds(kWaitSlice)));
     f.waiters.fetch_sub(1, std::memory_order_seq_cst);

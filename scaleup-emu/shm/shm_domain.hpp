@@ -81,7 +81,6 @@ class ShmDomain final : public Domain {
   SymmetricHeap heap_;
   bool crossMemoryAttach_ = false;
   bool unfencedSignals_ = false;  // TIERCC_SHM_SIGNAL=auto and this process registered for membarrier
-  std::atomic<bool> membarrierFailureLogged_{false};
 };
 
 }  // namespace tiercc
