@@ -60,6 +60,10 @@ struct Scratch {
   bool afterRootedOneShot = false;
   /// ... and it staged in the mailboxes: their sequence words are valid (one_shot.cpp).
   bool afterMailboxOneShot = false;
+  /// Every domain peer has finished every round before this epoch, as far as this rank has seen
+  /// (learnPeersFinishedBefore, exec/round.hpp): a one-shot broadcast's root reuses a fast box
+  /// without waiting while it holds.
+  std::uint32_t peersFinishedBefore = 0;
 };
 
 /// What one step of one call moved, and the time the executor spent in it.

@@ -5,17 +5,21 @@
 // block of them. A broadcast's or a reduce's ranks take only what their role needs
 // (rootedRound). The step runs its own round of the domain's flags.
 //
-// Back-to-back one-shot rounds alternate between two buffers: the halves of the window, or, for
-// inputs up to about 512 B on shared memory, two "fast boxes" in the mailbox. A rank that saw
-// every peer's Staged flag of round e-1 knows they have all finished reading round e-2, the last
-// round that used the buffer round e writes: it skips waiting for Released(e-1), one cache miss
-// per peer. After any other round, it waits as every round does. A fast box starts with its
-// round's epoch: readers poll it and find the input in the same cache lines, instead of missing
-// once on the Staged flag and again on the data (Open MPI's fast boxes, two deep).
+// Back-to-back one-shot rounds rotate through buffers: the two halves of the window, or, for
+// inputs up to about 512 B on shared memory, eight "fast boxes" in the mailbox. A rank that saw
+// every peer's Staged flag of round e-1 knows they have all finished reading round e-2, which is
+// at least as old as the last round that used the buffer round e writes: it skips waiting for
+// Released(e-1), one cache miss per peer. After any other round, it waits as every round does. A
+// fast box starts with its round's epoch: readers poll it and find the input in the same cache
+// lines, instead of missing once on the Staged flag and again on the data (Open MPI's fast
+// boxes). A broadcast's root (a reduce's writers) waits for nobody until it would overwrite a box
+// that a reader may not have read yet: it runs up to eight calls ahead, as MPI's eager messages
+// let it, and its readers find their boxes full instead of waiting a round trip per call.
 #include <atomic>
 #include <cstring>
 
 #include "core/cpu_relax.hpp"
+#include "core/prefetch.hpp"
 #include "core/reduce.hpp"
 #include "exec/call_stamp.hpp"
 #include "exec/steps.hpp"
@@ -23,12 +27,15 @@
 namespace tiercc::steps {
 namespace {
 
-// Fast boxes: each mailbox holds two, for alternating rounds. A box is the round's epoch, then
-// the input; the reader polls the epoch and finds the input in the same cache lines.
-constexpr std::size_t kFastBoxBytes = Domain::kMailboxBytes / 2;
+// Fast boxes: each mailbox holds eight, used in turn, round e in box e % 8. A box is the round's
+// epoch, then the input; the reader polls the epoch and finds the input in the same cache lines.
+constexpr std::uint32_t kFastBoxes = 8;
+constexpr std::size_t kFastBoxBytes = Domain::kMailboxBytes / kFastBoxes;
 constexpr std::size_t kFastBoxHeader = 8;
 constexpr std::size_t kFastBoxPayload = kFastBoxBytes - kFastBoxHeader;
 static_assert(kFastBoxBytes % 64 == 0 && kFastBoxPayload >= 512);
+// The window's halves: rounds alternate between them.
+constexpr std::uint32_t kWindowHalves = 2;
 // Polling a fast box is brief: then the wait on the Staged flag takes over (it blocks).
 constexpr auto kFastBoxPollTime = std::chrono::microseconds(2);
 
@@ -62,18 +69,21 @@ bool pollBox(std::byte* box, std::uint32_t epoch) {
 
 // Where one-shot rounds stage `inputBytes` per rank: a fast box where the domain's mailboxes are
 // coherent and it fits, else the window, alternating between its halves where the input fits one
-// (an alternating round may skip waiting for Released, see above). Round e uses box or half e % 2.
+// (an alternating round may skip waiting for Released, see above). Round e uses box e % 8 or
+// half e % 2.
 struct Staging {
   Staging(Domain& d, std::size_t inputBytes)
       : dom(d),
         half(d.windowBytes() / 2 / 64 * 64),
         inBox(d.mailboxCoherent() && inputBytes <= kFastBoxPayload),
         alternate(inBox || inputBytes <= half) {}
-  /// Rank p's fast box of round `epoch` (the mailbox holds two).
-  std::byte* box(int p, std::uint32_t epoch) const { return dom.mailbox(p) + (epoch & 1) * kFastBoxBytes; }
+  /// Rank p's fast box of round `epoch`.
+  std::byte* box(int p, std::uint32_t epoch) const { return dom.mailbox(p) + (epoch % kFastBoxes) * kFastBoxBytes; }
+  /// How many rounds use the other buffers before round e's is used again (when `alternate`).
+  std::uint32_t rotation() const { return inBox ? kFastBoxes : kWindowHalves; }
   /// Where rank p's input of round `epoch` is.
   std::byte* input(int p, std::uint32_t epoch) const {
-    return inBox ? box(p, epoch) + kFastBoxHeader : dom.window(p) + (alternate ? (epoch & 1) * half : 0);
+    return inBox ? box(p, epoch) + kFastBoxHeader : dom.window(p) + (alternate ? (epoch % kWindowHalves) * half : 0);
   }
   /// Polls peer p's box when `poll` (the boxes were in use the round before): true if its input of
   /// round `epoch` is there. Another call fingerprint in the box (ordered before its epoch) makes
@@ -141,10 +151,11 @@ void reduceOwnBlock(Call& c, const Step& st, Fragment& f, Input input) {
 // Broadcast and reduce: the writers (a broadcast's root; a reduce's other ranks) stage their
 // input, the readers take it (a broadcast's peers copy the root's; a reduce's root reduces them
 // all), and nobody else waits on anybody. A reader raises Staged first, which says it has left
-// the round before; a writer, before it overwrites the buffer of round e - 2, waits for every
-// peer's Staged of round e - 1, and raises its own once its input is there. So a writer runs up
-// to a call ahead of its readers, as MPI's eager messages let it, and a reader waits only for
-// the data.
+// the round before; a writer raises its own once its input is there. Before it overwrites the
+// buffer of round e - n (n = 8 fast boxes or 2 window halves), a writer needs every peer to have
+// finished that round: unless it knows so already, it waits for every peer's Staged of round
+// e - n / 2, which tells it for the next n / 2 rounds too. So a writer runs up to n - 1 calls
+// ahead of its readers, and a reader waits only for the data.
 void rootedRound(Call& c, const Step& st, Fragment& f) {
   ExecContext& ctx = c.ctx;
   Domain& dom = ctx.domain;
@@ -157,14 +168,18 @@ void rootedRound(Call& c, const Step& st, Fragment& f) {
   const std::uint32_t epoch = skipRelease ? ++ctx.epoch : beginRound(ctx);
   f.epoch = epoch;
   // The first fast-box round after another plan: the boxes may hold any bytes, so every rank
-  // writes the round before's epoch into both of its own, and neither holds this or a later
-  // round's epoch by chance.
+  // writes the round before's epoch into all of its own, and none holds this or a later round's
+  // epoch by chance.
   if (at.inBox && !s.afterMailboxOneShot)
-    for (std::size_t b = 0; b < 2; ++b)
+    for (std::uint32_t b = 0; b < kFastBoxes; ++b)
       boxEpoch(dom.mailbox(c.me) + b * kFastBoxBytes).store(epoch - 1, std::memory_order_relaxed);
   if (writes) {
-    if (skipRelease)  // beginRound did not wait: have the peers left round e - 2?
-      for (int p = 0; p < c.k; ++p) waitPeer(ctx, p, kFlagStaged, epoch - 1, false);
+    const std::uint32_t n = at.rotation();
+    if (!peersFinished(s, epoch - n)) {            // has every peer read the buffer's last round?
+      const std::uint32_t staged = epoch - n / 2;  // a peer that raised it finished epoch - n / 2 - 1
+      for (int p = 0; p < c.k; ++p) waitPeer(ctx, p, kFlagStaged, staged, false);
+      learnPeersFinishedBefore(s, staged);
+    }
     std::memcpy(at.input(c.me, epoch), c.send(), bytes);
     if (at.inBox) {
       boxPrint(at.box(c.me, epoch)).store(ctx.tagSalt, std::memory_order_relaxed);
@@ -172,6 +187,8 @@ void rootedRound(Call& c, const Step& st, Fragment& f) {
     }
     dom.signal(kFlagStaged, epoch);
     if (broadcast && c.send() != c.recv()) std::memcpy(c.recv(), c.send(), bytes);
+    // The next round's box: its reader holds it from eight rounds back (core/prefetch.hpp).
+    if (at.inBox) prefetchForWrite(at.box(c.me, epoch + 1));
   } else {
     dom.signal(kFlagStaged, epoch);
     const bool poll = at.inBox && s.afterMailboxOneShot;
@@ -185,6 +202,7 @@ void rootedRound(Call& c, const Step& st, Fragment& f) {
     } else {
       // This rank's input first (the output may alias it), then the others from the next rank on.
       for (int i = 1; i < c.k; ++i) arrived((c.me + i) % c.k);
+      learnPeersFinishedBefore(s, epoch);
       std::byte* out = c.recv();
       if (c.k == 1) {
         if (out != c.send()) std::memcpy(out, c.send(), bytes);
@@ -227,8 +245,10 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
   auto input = [&](int p) { return at.input(p, epoch); };
   if (at.inBox) {
     std::byte* box = at.box(c.me, epoch);
-    // The other box may hold anything after another algorithm: an epoch that is not the next.
-    if (!poll) boxEpoch(at.box(c.me, epoch + 1)).store(epoch, std::memory_order_relaxed);
+    // The other boxes may hold anything after another algorithm: an epoch that is not a later one.
+    if (!poll)
+      for (std::uint32_t b = 1; b < kFastBoxes; ++b)
+        boxEpoch(at.box(c.me, epoch + b)).store(epoch, std::memory_order_relaxed);
     std::memcpy(box + kFastBoxHeader, c.send(), inputBytes);
     boxPrint(box).store(ctx.tagSalt, std::memory_order_relaxed);
     boxEpoch(box).store(epoch, std::memory_order_release);
@@ -250,6 +270,7 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
     waitPeer(ctx, p, kFlagStaged, epoch);
   }
   raiseStaged();
+  learnPeersFinishedBefore(s, epoch);  // every peer staged this round: it left the one before
   if (coll == Collective::AllGather || coll == Collective::AllToAll)
     copyBlocks(c, input);
   else if (coll == Collective::ReduceScatter)
@@ -257,6 +278,7 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
   else
     reduceDomain(c, st, f, input);
   endRound(ctx, epoch);  // our window may be overwritten from here on; we hold what we need of it
+  if (at.inBox) prefetchForWrite(at.box(c.me, epoch + 1));  // the next round's (core/prefetch.hpp)
   s.afterOneShot = at.alternate;
   s.afterRootedOneShot = false;
   s.afterMailboxOneShot = at.inBox;

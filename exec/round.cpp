@@ -16,6 +16,7 @@ std::uint32_t beginRound(ExecContext& ctx, std::uint32_t inFlight) {
       dom.waitUntil(p, kFlagReleased, epoch - inFlight, ctx.deadline, ctx.what);
     }
   if (ctx.live) ctx.live->done();
+  learnPeersFinishedBefore(ctx.scratch, epoch - inFlight + 1);  // they released epoch - inFlight
   return epoch;
 }
 

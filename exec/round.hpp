@@ -15,6 +15,15 @@ namespace tiercc {
 /// deadline). The first round of a call uses inFlight = 1: anything before it may have used
 /// the whole window.
 std::uint32_t beginRound(ExecContext& ctx, std::uint32_t inFlight = 1);
+/// Records that every domain peer has finished every round before `epoch` (a later epoch than
+/// the one known replaces it; an earlier one, a fact already known, changes nothing).
+inline void learnPeersFinishedBefore(Scratch& s, std::uint32_t epoch) {
+  if (static_cast<std::int32_t>(epoch - s.peersFinishedBefore) > 0) s.peersFinishedBefore = epoch;
+}
+/// True when every domain peer is known to have finished round `epoch` and every one before it.
+inline bool peersFinished(const Scratch& s, std::uint32_t epoch) {
+  return static_cast<std::int32_t>(s.peersFinishedBefore - epoch) > 0;
+}
 /// Ends a round: this rank has finished reading its peers' windows.
 void endRound(ExecContext& ctx, std::uint32_t epoch);
 /// Waits until local rank `peer` has raised `flag` to `epoch` (at once for this rank), then

@@ -38,8 +38,9 @@ class Domain {
   /// A small per-rank slot (kMailboxBytes) outside the window, readable by every peer: a
   /// collective publishes a per-call descriptor there before raising its Staged flag. Null
   /// where the backend has none; it then has neither symmetric memory nor cross-memory attach.
-  /// (1152: room for one-shot allreduce's two fast boxes of an epoch word and 512 B of input.)
-  static constexpr std::size_t kMailboxBytes = 1152;
+  /// (4608: room for one-shot's eight fast boxes of an epoch word and 568 B of input; a
+  /// broadcast's root may run up to eight calls ahead of its readers, exec/one_shot.cpp.)
+  static constexpr std::size_t kMailboxBytes = 4608;
   /// Right after the mailbox, as readable and replicated, kCallStampBytes in which a rank stamps
   /// the call it runs, for its peers to compare with theirs (exec/call_stamp.hpp).
   static constexpr std::size_t kCallStampBytes = 64;

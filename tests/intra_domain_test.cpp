@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "tests/collective_checks.hpp"
 #include "tests/support/expect_error.hpp"
@@ -249,6 +250,60 @@ INSTANTIATE_TEST_SUITE_P(OneDomain, IntraDomain,
                          [](const ::testing::TestParamInfo<Case>& param) {
                            return std::to_string(param.param.ranks) + "Ranks_" + param.param.copy;
                          });
+
+// A broadcast's root (a reduce's other ranks) writes fast box after fast box without waiting
+// for its readers, up to the eight boxes a mailbox holds (exec/one_shot.cpp). Readers here stop
+// now and then for a millisecond, so that the writers reach that limit over and over, and every
+// call's data differs (a box overwritten before its reader read it shows as another call's
+// values). Between the runs: a broadcast too large for a box (the window's halves), and an
+// allreduce, whose boxes the rooted rounds then reuse.
+TEST(IntraDomainFastBoxes, AWriterRunningAheadNeverOverwritesAnUnreadBox) {
+  constexpr int kRanks = 3;
+  JobOptions jo;
+  jo.env = {{"TIERCC_DOMAIN_SIZE", std::to_string(kRanks)}, {"TIERCC_TIMEOUT", "60s"}};
+  JobResult result = runRanks(
+      kRanks,
+      [&](int rank, const std::string& store) {
+        Communicator c(store, kRanks, rank);
+        auto value = [](int call, int r, std::size_t i) { return std::uint32_t(call * 7919 + r * 104729 + i); };
+        const std::size_t counts[] = {2, 142, 150};  // 8 B and 568 B fit a box; 600 B does not
+        std::vector<std::uint32_t> in(150), out(150);
+        for (int call = 0; call < 600; ++call) {
+          const int root = (call / 40) % kRanks;  // runs of 40 calls with one root
+          const std::size_t count = counts[(call / 120) % 3];
+          const bool reduce = (call / 20) % 2 == 1;
+          const bool reader = reduce ? rank == root : rank != root;
+          if (reader && call % 13 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          for (std::size_t i = 0; i < count; ++i) in[i] = value(call, rank, i);
+          std::fill(out.begin(), out.end(), 0xdeadbeef);
+          if (reduce) {
+            c.reduce(in.data(), out.data(), count, DataType::U32, ReduceOp::Sum, root);
+            for (std::size_t i = 0; i < count && rank == root; ++i) {
+              std::uint32_t want = 0;
+              for (int r = 0; r < kRanks; ++r) want += value(call, r, i);
+              TIERCC_CHECK(out[i] == want, "reduce #" << call << " (root " << root << ", " << count * 4
+                                                      << " B): element " << i << " is " << out[i] << ", expected "
+                                                      << want);
+            }
+            if (call == 20) TIERCC_CHECK(c.stats().algorithm == "one_shot", "reduce ran " << c.stats().algorithm);
+          } else {
+            c.broadcast(in.data(), out.data(), count, DataType::U32, root);
+            if (call == 0) TIERCC_CHECK(c.stats().algorithm == "one_shot", "broadcast ran " << c.stats().algorithm);
+            for (std::size_t i = 0; i < count; ++i)
+              TIERCC_CHECK(out[i] == value(call, root, i),
+                           "broadcast #" << call << " (root " << root << ", " << count * 4 << " B): element " << i
+                                         << " is " << out[i] << ", expected " << value(call, root, i));
+          }
+          if (call % 97 == 0) {
+            std::uint32_t one = 1, sum = 0;
+            c.allreduce(&one, &sum, 1, DataType::U32, ReduceOp::Sum);
+            TIERCC_CHECK(sum == kRanks, "allreduce after call #" << call << ": " << sum);
+          }
+        }
+      },
+      jo);
+  EXPECT_TRUE(result.ok()) << result.report();
+}
 
 // The line of /proc/self/maps that maps address p, or "" when nothing does.
 std::string mappingOf(const void* p) {

@@ -23,7 +23,7 @@
 namespace tiercc {
 
 namespace {
-constexpr std::size_t kHeaderBytes = 4096;  // keeps the window page-aligned
+constexpr std::size_t kHeaderBytes = 8192;  // pages: keeps the window page-aligned
 // Before sleeping on the futex a waiter spins, then yields. Spinning pays when every rank has
 // a core; when ranks outnumber cores, yielding hands the core to the rank being waited for.
 constexpr auto kSpinTime = std::chrono::microseconds(20);
