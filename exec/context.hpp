@@ -58,8 +58,10 @@ struct Scratch {
   /// staged knew every peer had left the round before, but the ranks did not all wait on each
   /// other. Such a round next may skip waiting for Released; any other waits (one_shot.cpp).
   bool afterRootedOneShot = false;
-  /// ... and it staged in the mailboxes: their sequence words are valid (one_shot.cpp).
-  bool afterMailboxOneShot = false;
+  /// The size of the fast-box slots that one-shot rounds have used since the last beginRound
+  /// (0: none has staged in the mailboxes since): every slot's epoch word is then valid to poll,
+  /// and another size must begin afresh (one_shot.cpp).
+  std::size_t mailboxSlot = 0;
   /// Every domain peer has finished every round before this epoch, as far as this rank has seen
   /// (learnPeersFinishedBefore, exec/round.hpp): a one-shot broadcast's root reuses a fast box
   /// without waiting while it holds.

@@ -6,15 +6,16 @@
 // (rootedRound). The step runs its own round of the domain's flags.
 //
 // Back-to-back one-shot rounds rotate through buffers: the two halves of the window, or, for
-// inputs up to about 512 B on shared memory, eight "fast boxes" in the mailbox. A rank that saw
+// inputs up to 568 B on shared memory, the "fast boxes" in the mailbox. A rank that saw
 // every peer's Staged flag of round e-1 knows they have all finished reading round e-2, which is
 // at least as old as the last round that used the buffer round e writes: it skips waiting for
 // Released(e-1), one cache miss per peer. After any other round, it waits as every round does. A
 // fast box starts with its round's epoch: readers poll it and find the input in the same cache
 // lines, instead of missing once on the Staged flag and again on the data (Open MPI's fast
 // boxes). A broadcast's root (a reduce's writers) waits for nobody until it would overwrite a box
-// that a reader may not have read yet: it runs up to eight calls ahead, as MPI's eager messages
-// let it, and its readers find their boxes full instead of waiting a round trip per call.
+// that a reader may not have read yet: it runs up to as many calls ahead as the mailbox has
+// slots, as MPI's eager messages let it, and its readers find their boxes full instead of waiting
+// a round trip per call.
 #include <atomic>
 #include <cstring>
 
@@ -27,13 +28,22 @@
 namespace tiercc::steps {
 namespace {
 
-// Fast boxes: each mailbox holds eight, used in turn, round e in box e % 8. A box is the round's
-// epoch, then the input; the reader polls the epoch and finds the input in the same cache lines.
-constexpr std::uint32_t kFastBoxes = 8;
-constexpr std::size_t kFastBoxBytes = Domain::kMailboxBytes / kFastBoxes;
+// Fast boxes: slots of the mailbox used in turn, round e in slot e % n. A slot is the round's
+// epoch and the writer's call fingerprint (8 bytes), then the input, in the smallest of 16, 32,
+// 64, 128, 256 or 576 bytes that holds it: a mailbox of 4608 bytes has 288, 144, 72, 36, 18 or 8
+// of them. Small inputs share cache lines (four 8-byte inputs to a line), so that a reader behind
+// its writer takes several rounds' inputs with one miss, as Open MPI's fast boxes pack small
+// messages; the more slots, the further a broadcast's root may run ahead.
 constexpr std::size_t kFastBoxHeader = 8;
-constexpr std::size_t kFastBoxPayload = kFastBoxBytes - kFastBoxHeader;
-static_assert(kFastBoxBytes % 64 == 0 && kFastBoxPayload >= 512);
+constexpr std::size_t kSlotBytes[] = {16, 32, 64, 128, 256, 576};
+constexpr std::size_t kFastBoxPayload = 576 - kFastBoxHeader;
+static_assert(Domain::kMailboxBytes % 576 == 0 && kFastBoxPayload >= 512);
+/// The slot size for `inputBytes` of input, or 0 when it does not fit a slot.
+constexpr std::size_t slotBytesFor(std::size_t inputBytes) {
+  for (std::size_t bytes : kSlotBytes)
+    if (inputBytes + kFastBoxHeader <= bytes) return bytes;
+  return 0;
+}
 // The window's halves: rounds alternate between them.
 constexpr std::uint32_t kWindowHalves = 2;
 // Polling a fast box is brief: then the wait on the Staged flag takes over (it blocks).
@@ -69,18 +79,25 @@ bool pollBox(std::byte* box, std::uint32_t epoch) {
 
 // Where one-shot rounds stage `inputBytes` per rank: a fast box where the domain's mailboxes are
 // coherent and it fits, else the window, alternating between its halves where the input fits one
-// (an alternating round may skip waiting for Released, see above). Round e uses box e % 8 or
+// (an alternating round may skip waiting for Released, see above). Round e uses slot e % n or
 // half e % 2.
 struct Staging {
   Staging(Domain& d, std::size_t inputBytes)
       : dom(d),
         half(d.windowBytes() / 2 / 64 * 64),
-        inBox(d.mailboxCoherent() && inputBytes <= kFastBoxPayload),
+        slot(d.mailboxCoherent() ? slotBytesFor(inputBytes) : 0),
+        slots(slot ? static_cast<std::uint32_t>(Domain::kMailboxBytes / slot) : 0),
+        inBox(slot != 0),
         alternate(inBox || inputBytes <= half) {}
   /// Rank p's fast box of round `epoch`.
-  std::byte* box(int p, std::uint32_t epoch) const { return dom.mailbox(p) + (epoch % kFastBoxes) * kFastBoxBytes; }
+  std::byte* box(int p, std::uint32_t epoch) const { return dom.mailbox(p) + (epoch % slots) * slot; }
   /// How many rounds use the other buffers before round e's is used again (when `alternate`).
-  std::uint32_t rotation() const { return inBox ? kFastBoxes : kWindowHalves; }
+  std::uint32_t rotation() const { return inBox ? slots : kWindowHalves; }
+  /// Writes the epoch before `epoch` into every slot of this rank's mailbox, in this round's
+  /// layout: whatever the mailbox held, no slot then holds this or a later round's epoch.
+  void resetSlots(int me, std::uint32_t epoch) const {
+    for (std::uint32_t b = 0; b < slots; ++b) boxEpoch(box(me, b)).store(epoch - 1, std::memory_order_relaxed);
+  }
   /// Where rank p's input of round `epoch` is.
   std::byte* input(int p, std::uint32_t epoch) const {
     return inBox ? box(p, epoch) + kFastBoxHeader : dom.window(p) + (alternate ? (epoch % kWindowHalves) * half : 0);
@@ -96,8 +113,17 @@ struct Staging {
 
   Domain& dom;
   std::size_t half = 0;
+  std::size_t slot = 0;     // bytes of a fast box, 0: the input does not go in one
+  std::uint32_t slots = 0;  // fast boxes in a mailbox
   bool inBox = false, alternate = false;
 };
+
+// A fast-box round whose slots have another size than the mailbox's since beginRound: a peer
+// may still read an input of the old layout where the new one puts other slots, so the round
+// must begin with beginRound (every peer done with the rounds before) instead of skipping it.
+bool relayout(const Scratch& s, const Staging& at) {
+  return at.inBox && s.mailboxSlot != 0 && s.mailboxSlot != at.slot;
+}
 
 // Allreduce: the domain's inputs reduced, in local-rank order (every rank gets the same bits).
 template <class Input>
@@ -152,10 +178,10 @@ void reduceOwnBlock(Call& c, const Step& st, Fragment& f, Input input) {
 // input, the readers take it (a broadcast's peers copy the root's; a reduce's root reduces them
 // all), and nobody else waits on anybody. A reader raises Staged first, which says it has left
 // the round before; a writer raises its own once its input is there. Before it overwrites the
-// buffer of round e - n (n = 8 fast boxes or 2 window halves), a writer needs every peer to have
-// finished that round: unless it knows so already, it waits for every peer's Staged of round
-// e - n / 2, which tells it for the next n / 2 rounds too. So a writer runs up to n - 1 calls
-// ahead of its readers, and a reader waits only for the data.
+// buffer of round e - n (n: the mailbox's slots, or the window's 2 halves), a writer needs every
+// peer to have finished that round: unless it knows so already, it waits for every peer's Staged
+// of round e - n / 2, which tells it for the next n / 2 rounds too. So a writer runs up to n - 1
+// calls ahead of its readers, and a reader waits only for the data.
 void rootedRound(Call& c, const Step& st, Fragment& f) {
   ExecContext& ctx = c.ctx;
   Domain& dom = ctx.domain;
@@ -164,15 +190,14 @@ void rootedRound(Call& c, const Step& st, Fragment& f) {
   const bool writes = broadcast == isRoot;
   const std::size_t bytes = f.count * c.es;
   const Staging at(dom, bytes);
-  const bool skipRelease = at.alternate && (s.afterOneShot || s.afterRootedOneShot);
+  const bool skipRelease = at.alternate && !relayout(s, at) && (s.afterOneShot || s.afterRootedOneShot);
   const std::uint32_t epoch = skipRelease ? ++ctx.epoch : beginRound(ctx);
   f.epoch = epoch;
-  // The first fast-box round after another plan: the boxes may hold any bytes, so every rank
-  // writes the round before's epoch into all of its own, and none holds this or a later round's
-  // epoch by chance.
-  if (at.inBox && !s.afterMailboxOneShot)
-    for (std::uint32_t b = 0; b < kFastBoxes; ++b)
-      boxEpoch(dom.mailbox(c.me) + b * kFastBoxBytes).store(epoch - 1, std::memory_order_relaxed);
+  // The first fast-box round since beginRound: the mailbox may hold any bytes, so every rank
+  // writes the round before's epoch into all of its slots, and none holds this or a later round's
+  // epoch by chance. From then on the slots are polled.
+  const bool poll = at.inBox && s.mailboxSlot == at.slot;
+  if (at.inBox && !poll) at.resetSlots(c.me, epoch);
   if (writes) {
     const std::uint32_t n = at.rotation();
     if (!peersFinished(s, epoch - n)) {            // has every peer read the buffer's last round?
@@ -187,11 +212,10 @@ void rootedRound(Call& c, const Step& st, Fragment& f) {
     }
     dom.signal(kFlagStaged, epoch);
     if (broadcast && c.send() != c.recv()) std::memcpy(c.recv(), c.send(), bytes);
-    // The next round's box: its reader holds it from eight rounds back (core/prefetch.hpp).
+    // The next round's box: its reader may hold the line from rounds back (core/prefetch.hpp).
     if (at.inBox) prefetchForWrite(at.box(c.me, epoch + 1));
   } else {
     dom.signal(kFlagStaged, epoch);
-    const bool poll = at.inBox && s.afterMailboxOneShot;
     auto arrived = [&](int p) {  // the writer's input is there
       if (!at.polled(ctx, p, epoch, poll)) waitPeer(ctx, p, kFlagStaged, epoch);
     };
@@ -219,7 +243,7 @@ void rootedRound(Call& c, const Step& st, Fragment& f) {
   // each other's Staged.
   s.afterOneShot = false;
   s.afterRootedOneShot = at.alternate;
-  s.afterMailboxOneShot = at.inBox;
+  if (at.inBox) s.mailboxSlot = at.slot;
 }
 
 }  // namespace
@@ -239,16 +263,13 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
   // After a broadcast or reduce round, whose ranks did not all wait on each other, the round
   // waits for Released as after any other.
   const Staging at(dom, inputBytes);
-  const std::uint32_t epoch = at.alternate && s.afterOneShot ? ++ctx.epoch : beginRound(ctx);
+  const std::uint32_t epoch = at.alternate && !relayout(s, at) && s.afterOneShot ? ++ctx.epoch : beginRound(ctx);
   f.epoch = epoch;
-  const bool poll = at.inBox && s.afterMailboxOneShot;
+  const bool poll = at.inBox && s.mailboxSlot == at.slot;  // as in rootedRound
   auto input = [&](int p) { return at.input(p, epoch); };
   if (at.inBox) {
     std::byte* box = at.box(c.me, epoch);
-    // The other boxes may hold anything after another algorithm: an epoch that is not a later one.
-    if (!poll)
-      for (std::uint32_t b = 1; b < kFastBoxes; ++b)
-        boxEpoch(at.box(c.me, epoch + b)).store(epoch, std::memory_order_relaxed);
+    if (!poll) at.resetSlots(c.me, epoch);
     std::memcpy(box + kFastBoxHeader, c.send(), inputBytes);
     boxPrint(box).store(ctx.tagSalt, std::memory_order_relaxed);
     boxEpoch(box).store(epoch, std::memory_order_release);
@@ -281,7 +302,7 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
   if (at.inBox) prefetchForWrite(at.box(c.me, epoch + 1));  // the next round's (core/prefetch.hpp)
   s.afterOneShot = at.alternate;
   s.afterRootedOneShot = false;
-  s.afterMailboxOneShot = at.inBox;
+  if (at.inBox) s.mailboxSlot = at.slot;
 }
 
 }  // namespace tiercc::steps

@@ -8,7 +8,8 @@ namespace tiercc {
 std::uint32_t beginRound(ExecContext& ctx, std::uint32_t inFlight) {
   Domain& dom = ctx.domain;
   const std::uint32_t epoch = ++ctx.epoch;
-  ctx.scratch.afterOneShot = ctx.scratch.afterRootedOneShot = ctx.scratch.afterMailboxOneShot = false;
+  ctx.scratch.afterOneShot = ctx.scratch.afterRootedOneShot = false;
+  ctx.scratch.mailboxSlot = 0;
   ctx.renewDeadline();
   for (int p = 0; p < dom.size(); ++p)
     if (p != dom.localRank()) {

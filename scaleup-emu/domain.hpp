@@ -38,8 +38,8 @@ class Domain {
   /// A small per-rank slot (kMailboxBytes) outside the window, readable by every peer: a
   /// collective publishes a per-call descriptor there before raising its Staged flag. Null
   /// where the backend has none; it then has neither symmetric memory nor cross-memory attach.
-  /// (4608: room for one-shot's eight fast boxes of an epoch word and 568 B of input; a
-  /// broadcast's root may run up to eight calls ahead of its readers, exec/one_shot.cpp.)
+  /// (4608: room for one-shot's fast boxes, eight of 568 B of input or more of less, which a
+  /// broadcast's root fills up to that many calls ahead of its readers, exec/one_shot.cpp.)
   static constexpr std::size_t kMailboxBytes = 4608;
   /// Right after the mailbox, as readable and replicated, kCallStampBytes in which a rank stamps
   /// the call it runs, for its peers to compare with theirs (exec/call_stamp.hpp).

@@ -252,13 +252,14 @@ INSTANTIATE_TEST_SUITE_P(OneDomain, IntraDomain,
                          });
 
 // A broadcast's root (a reduce's other ranks) writes fast box after fast box without waiting
-// for its readers, up to the eight boxes a mailbox holds (exec/one_shot.cpp). Readers here stop
-// now and then for a millisecond, so that the writers reach that limit over and over, and every
-// call's data differs (a box overwritten before its reader read it shows as another call's
-// values). Between the runs: a broadcast too large for a box (the window's halves), and an
-// allreduce, whose boxes the rooted rounds then reuse.
+// for its readers, until it would reuse a slot a reader may not have read: 288, 144, 72, 36, 18
+// or 8 of them, by the input's size (exec/one_shot.cpp). Readers here stop now and then for a
+// millisecond, so that the writers reach that limit over and over, and every call's data differs
+// (a box overwritten before its reader read it shows as another call's values). Each input size
+// runs a broadcast run and a reduce run, each longer than the most slots, with its own root; an
+// allreduce between the sizes stages in the boxes too, and 600 B goes through the window's halves.
 TEST(IntraDomainFastBoxes, AWriterRunningAheadNeverOverwritesAnUnreadBox) {
-  constexpr int kRanks = 3;
+  constexpr int kRanks = 3, kRun = 320;
   JobOptions jo;
   jo.env = {{"TIERCC_DOMAIN_SIZE", std::to_string(kRanks)}, {"TIERCC_TIMEOUT", "60s"}};
   JobResult result = runRanks(
@@ -266,39 +267,43 @@ TEST(IntraDomainFastBoxes, AWriterRunningAheadNeverOverwritesAnUnreadBox) {
       [&](int rank, const std::string& store) {
         Communicator c(store, kRanks, rank);
         auto value = [](int call, int r, std::size_t i) { return std::uint32_t(call * 7919 + r * 104729 + i); };
-        const std::size_t counts[] = {2, 142, 150};  // 8 B and 568 B fit a box; 600 B does not
+        // 8, 24, 56, 120, 248 and 568 B fill a 16, 32, 64, 128, 256 and 576 B slot; 600 B does
+        // not fit one.
+        const std::size_t counts[] = {2, 6, 14, 30, 62, 142, 150, 2};
         std::vector<std::uint32_t> in(150), out(150);
-        for (int call = 0; call < 600; ++call) {
-          const int root = (call / 40) % kRanks;  // runs of 40 calls with one root
-          const std::size_t count = counts[(call / 120) % 3];
-          const bool reduce = (call / 20) % 2 == 1;
-          const bool reader = reduce ? rank == root : rank != root;
-          if (reader && call % 13 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-          for (std::size_t i = 0; i < count; ++i) in[i] = value(call, rank, i);
-          std::fill(out.begin(), out.end(), 0xdeadbeef);
-          if (reduce) {
-            c.reduce(in.data(), out.data(), count, DataType::U32, ReduceOp::Sum, root);
-            for (std::size_t i = 0; i < count && rank == root; ++i) {
-              std::uint32_t want = 0;
-              for (int r = 0; r < kRanks; ++r) want += value(call, r, i);
-              TIERCC_CHECK(out[i] == want, "reduce #" << call << " (root " << root << ", " << count * 4
-                                                      << " B): element " << i << " is " << out[i] << ", expected "
-                                                      << want);
+        int call = 0;
+        for (std::size_t count : counts) {
+          for (bool reduce : {false, true}) {
+            const int root = call / kRun % kRanks;
+            const bool reader = reduce ? rank == root : rank != root;
+            for (int i = 0; i < kRun; ++i, ++call) {
+              if (reader && i % 50 == 7) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+              for (std::size_t j = 0; j < count; ++j) in[j] = value(call, rank, j);
+              std::fill(out.begin(), out.end(), 0xdeadbeef);
+              if (reduce) {
+                c.reduce(in.data(), out.data(), count, DataType::U32, ReduceOp::Sum, root);
+                for (std::size_t j = 0; j < count && rank == root; ++j) {
+                  std::uint32_t want = 0;
+                  for (int r = 0; r < kRanks; ++r) want += value(call, r, j);
+                  TIERCC_CHECK(out[j] == want, "reduce #" << call << " (root " << root << ", " << count * 4
+                                                          << " B): element " << j << " is " << out[j] << ", expected "
+                                                          << want);
+                }
+              } else {
+                c.broadcast(in.data(), out.data(), count, DataType::U32, root);
+                for (std::size_t j = 0; j < count; ++j)
+                  TIERCC_CHECK(out[j] == value(call, root, j),
+                               "broadcast #" << call << " (root " << root << ", " << count * 4 << " B): element " << j
+                                             << " is " << out[j] << ", expected " << value(call, root, j));
+              }
+              if (i == 0)
+                TIERCC_CHECK(c.stats().algorithm == "one_shot", (reduce ? "reduce" : "broadcast")
+                                                                    << " ran " << c.stats().algorithm);
             }
-            if (call == 20) TIERCC_CHECK(c.stats().algorithm == "one_shot", "reduce ran " << c.stats().algorithm);
-          } else {
-            c.broadcast(in.data(), out.data(), count, DataType::U32, root);
-            if (call == 0) TIERCC_CHECK(c.stats().algorithm == "one_shot", "broadcast ran " << c.stats().algorithm);
-            for (std::size_t i = 0; i < count; ++i)
-              TIERCC_CHECK(out[i] == value(call, root, i),
-                           "broadcast #" << call << " (root " << root << ", " << count * 4 << " B): element " << i
-                                         << " is " << out[i] << ", expected " << value(call, root, i));
           }
-          if (call % 97 == 0) {
-            std::uint32_t one = 1, sum = 0;
-            c.allreduce(&one, &sum, 1, DataType::U32, ReduceOp::Sum);
-            TIERCC_CHECK(sum == kRanks, "allreduce after call #" << call << ": " << sum);
-          }
+          std::uint32_t one = 1, sum = 0;
+          c.allreduce(&one, &sum, 1, DataType::U32, ReduceOp::Sum);
+          TIERCC_CHECK(sum == kRanks, "allreduce after call #" << call << ": " << sum);
         }
       },
       jo);
