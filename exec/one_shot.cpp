@@ -102,6 +102,13 @@ struct Staging {
   std::byte* input(int p, std::uint32_t epoch) const {
     return inBox ? box(p, epoch) + kFastBoxHeader : dom.window(p) + (alternate ? (epoch % kWindowHalves) * half : 0);
   }
+  /// Asks for the lines of this rank's next box that a round of `inputBytes` will write, to
+  /// write (core/prefetch.hpp): readers took them rounds back.
+  void prefetchNext(int me, std::uint32_t epoch, std::size_t inputBytes) const {
+    if (!inBox) return;
+    const std::byte* next = box(me, epoch + 1);
+    for (std::size_t line = 0; line < kFastBoxHeader + inputBytes; line += 64) prefetchForWrite(next + line);
+  }
   /// Polls peer p's box when `poll` (the boxes were in use the round before): true if its input of
   /// round `epoch` is there. Another call fingerprint in the box (ordered before its epoch) makes
   /// comparePeerCall say how the calls differ.
@@ -212,8 +219,8 @@ void rootedRound(Call& c, const Step& st, Fragment& f) {
     }
     dom.signal(kFlagStaged, epoch);
     if (broadcast && c.send() != c.recv()) std::memcpy(c.recv(), c.send(), bytes);
-    // The next round's box: its reader may hold the line from rounds back (core/prefetch.hpp).
-    if (at.inBox) prefetchForWrite(at.box(c.me, epoch + 1));
+    // The next round's box: its reader may hold the lines from rounds back.
+    at.prefetchNext(c.me, epoch, bytes);
   } else {
     dom.signal(kFlagStaged, epoch);
     auto arrived = [&](int p) {  // the writer's input is there
@@ -299,7 +306,7 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
   else
     reduceDomain(c, st, f, input);
   endRound(ctx, epoch);  // our window may be overwritten from here on; we hold what we need of it
-  if (at.inBox) prefetchForWrite(at.box(c.me, epoch + 1));  // the next round's (core/prefetch.hpp)
+  at.prefetchNext(c.me, epoch, inputBytes);
   s.afterOneShot = at.alternate;
   s.afterRootedOneShot = false;
   if (at.inBox) s.mailboxSlot = at.slot;
