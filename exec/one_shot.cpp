@@ -33,15 +33,18 @@ namespace {
 // 64, 128, 256 or 576 bytes that holds it: a mailbox of 4608 bytes has 288, 144, 72, 36, 18 or 8
 // of them. Small inputs share cache lines (four 8-byte inputs to a line), so that a reader behind
 // its writer takes several rounds' inputs with one miss, as Open MPI's fast boxes pack small
-// messages; the more slots, the further a broadcast's root may run ahead.
+// messages; the more slots, the further a broadcast's root may run ahead. Only rounds whose
+// writers run ahead share lines (broadcast and reduce): where every rank waits for every other
+// each round, a peer still reading round e's slot would lose its line to the writer of round
+// e + 1 next to it, so those rounds' slots are 64 bytes at least.
 constexpr std::size_t kFastBoxHeader = 8;
 constexpr std::size_t kSlotBytes[] = {16, 32, 64, 128, 256, 576};
 constexpr std::size_t kFastBoxPayload = 576 - kFastBoxHeader;
 static_assert(Domain::kMailboxBytes % 576 == 0 && kFastBoxPayload >= 512);
-/// The slot size for `inputBytes` of input, or 0 when it does not fit a slot.
-constexpr std::size_t slotBytesFor(std::size_t inputBytes) {
+/// The slot size for `inputBytes` of input, at least `least`; 0 when it does not fit a slot.
+constexpr std::size_t slotBytesFor(std::size_t inputBytes, std::size_t least) {
   for (std::size_t bytes : kSlotBytes)
-    if (inputBytes + kFastBoxHeader <= bytes) return bytes;
+    if (bytes >= least && inputBytes + kFastBoxHeader <= bytes) return bytes;
   return 0;
 }
 // The window's halves: rounds alternate between them.
@@ -82,10 +85,11 @@ bool pollBox(std::byte* box, std::uint32_t epoch) {
 // (an alternating round may skip waiting for Released, see above). Round e uses slot e % n or
 // half e % 2.
 struct Staging {
-  Staging(Domain& d, std::size_t inputBytes)
+  /// `rooted`: a broadcast's or reduce's round, whose small inputs share cache lines.
+  Staging(Domain& d, std::size_t inputBytes, bool rooted)
       : dom(d),
         half(d.windowBytes() / 2 / 64 * 64),
-        slot(d.mailboxCoherent() ? slotBytesFor(inputBytes) : 0),
+        slot(d.mailboxCoherent() ? slotBytesFor(inputBytes, rooted ? 0 : 64) : 0),
         slots(slot ? static_cast<std::uint32_t>(Domain::kMailboxBytes / slot) : 0),
         inBox(slot != 0),
         alternate(inBox || inputBytes <= half) {}
@@ -196,7 +200,7 @@ void rootedRound(Call& c, const Step& st, Fragment& f) {
   const bool broadcast = c.plan.coll == Collective::Broadcast, isRoot = c.me == c.rootLocal;
   const bool writes = broadcast == isRoot;
   const std::size_t bytes = f.count * c.es;
-  const Staging at(dom, bytes);
+  const Staging at(dom, bytes, true);
   const bool skipRelease = at.alternate && !relayout(s, at) && (s.afterOneShot || s.afterRootedOneShot);
   const std::uint32_t epoch = skipRelease ? ++ctx.epoch : beginRound(ctx);
   f.epoch = epoch;
@@ -269,7 +273,7 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
   // The call's only round: its deadline, set at the call, is fresh.
   // After a broadcast or reduce round, whose ranks did not all wait on each other, the round
   // waits for Released as after any other.
-  const Staging at(dom, inputBytes);
+  const Staging at(dom, inputBytes, false);
   const std::uint32_t epoch = at.alternate && !relayout(s, at) && s.afterOneShot ? ++ctx.epoch : beginRound(ctx);
   f.epoch = epoch;
   const bool poll = at.inBox && s.mailboxSlot == at.slot;  // as in rootedRound
