@@ -17,6 +17,7 @@
 // slots, as MPI's eager messages let it, and its readers find their boxes full instead of waiting
 // a round trip per call.
 #include <atomic>
+#include <bit>
 #include <cstring>
 
 #include "core/cpu_relax.hpp"
@@ -30,13 +31,12 @@ namespace {
 
 // Fast boxes: slots of the mailbox used in turn, round e in slot e % n. A slot is the round's
 // epoch and the writer's call fingerprint (8 bytes), then the input, in the smallest of 16, 32,
-// 64, 128, 256 or 576 bytes that holds it: a mailbox of 4608 bytes has 288, 144, 72, 36, 18 or 8
-// of them. Small inputs share cache lines (four 8-byte inputs to a line), so that a reader behind
-// its writer takes several rounds' inputs with one miss, as Open MPI's fast boxes pack small
-// messages; the more slots, the further a broadcast's root may run ahead. Only rounds whose
-// writers run ahead share lines (broadcast and reduce): where every rank waits for every other
-// each round, a peer still reading round e's slot would lose its line to the writer of round
-// e + 1 next to it, so those rounds' slots are 64 bytes at least.
+// 64, 128, 256 or 576 bytes that holds it: a mailbox of 4608 bytes has 256, 128, 64, 32, 16 or 8
+// of them (a power of two, below). Small inputs share cache lines (four 8-byte inputs to a line), so that a reader
+// behind its writer takes several rounds' inputs with one miss, as Open MPI's fast boxes pack small messages; the more
+// slots, the further a broadcast's root may run ahead. Only rounds whose writers run ahead share lines (broadcast and
+// reduce): where every rank waits for every other each round, a peer still reading round e's slot would lose its line
+// to the writer of round e + 1 next to it, so those rounds' slots are 64 bytes at least.
 constexpr std::size_t kFastBoxHeader = 8;
 constexpr std::size_t kSlotBytes[] = {16, 32, 64, 128, 256, 576};
 constexpr std::size_t kFastBoxPayload = 576 - kFastBoxHeader;
@@ -90,7 +90,9 @@ struct Staging {
       : dom(d),
         half(d.windowBytes() / 2 / 64 * 64),
         slot(d.mailboxCoherent() ? slotBytesFor(inputBytes, rooted ? 0 : 64) : 0),
-        slots(slot ? static_cast<std::uint32_t>(Domain::kMailboxBytes / slot) : 0),
+        // A power of two, which 2^32 is a multiple of: round e's slot follows round e - 1's even
+        // where the epoch wraps, so a slot is never reused sooner than `slots` rounds later.
+        slots(slot ? static_cast<std::uint32_t>(std::bit_floor(Domain::kMailboxBytes / slot)) : 0),
         inBox(slot != 0),
         alternate(inBox || inputBytes <= half) {}
   /// Rank p's fast box of round `epoch`.

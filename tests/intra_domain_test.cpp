@@ -252,7 +252,7 @@ INSTANTIATE_TEST_SUITE_P(OneDomain, IntraDomain,
                          });
 
 // A broadcast's root (a reduce's other ranks) writes fast box after fast box without waiting
-// for its readers, until it would reuse a slot a reader may not have read: 288, 144, 72, 36, 18
+// for its readers, until it would reuse a slot a reader may not have read: 256, 128, 64, 32, 16
 // or 8 of them, by the input's size (exec/one_shot.cpp). Readers here stop now and then for a
 // millisecond, so that the writers reach that limit over and over, and every call's data differs
 // (a box overwritten before its reader read it shows as another call's values). Each input size
