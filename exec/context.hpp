@@ -54,18 +54,23 @@ struct Scratch {
   /// flag: a one-shot round next may skip waiting for Released (one_shot.cpp). Every other
   /// round clears it.
   bool afterOneShot = false;
-  /// The last round was a one-shot broadcast or reduce on alternating buffers: the ranks that
-  /// staged knew every peer had left the round before, but the ranks did not all wait on each
-  /// other. Such a round next may skip waiting for Released; any other waits (one_shot.cpp).
+  /// The last round was a one-shot broadcast or reduce on alternating buffers: its writers knew
+  /// every peer had finished the rounds whose buffers they reused, but the ranks did not all wait
+  /// on each other. Such a round next may skip waiting for Released; any other waits
+  /// (one_shot.cpp).
   bool afterRootedOneShot = false;
   /// The size of the fast-box slots that one-shot rounds have used since the last beginRound
   /// (0: none has staged in the mailboxes since): every slot's epoch word is then valid to poll,
   /// and another size must begin afresh (one_shot.cpp).
   std::size_t mailboxSlot = 0;
   /// Every domain peer has finished every round before this epoch, as far as this rank has seen
-  /// (learnPeersFinishedBefore, exec/round.hpp): a one-shot broadcast's root reuses a fast box
-  /// without waiting while it holds.
+  /// (learnPeersFinishedBefore, exec/round.hpp): a one-shot broadcast's or reduce's writer reuses
+  /// a fast box or window half without waiting while it holds.
   std::uint32_t peersFinishedBefore = 0;
+  /// One-shot rounds that skipped beginRound since the last one. Capped (one_shot.cpp), so that
+  /// every rank passes beginRound at least every 2^30 rounds: the epochs above, and those in the
+  /// fast boxes' words, are then never so old that a 32-bit comparison would take them for new.
+  std::uint32_t roundsSinceBegin = 0;
 };
 
 /// What one step of one call moved, and the time the executor spent in it.

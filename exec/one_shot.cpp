@@ -13,7 +13,7 @@
 // fast box starts with its round's epoch: readers poll it and find the input in the same cache
 // lines, instead of missing once on the Staged flag and again on the data (Open MPI's fast
 // boxes). A broadcast's root (a reduce's writers) waits for nobody until it would overwrite a box
-// that a reader may not have read yet: it runs up to as many calls ahead as the mailbox has
+// that a reader may not have read yet: it runs up to one call fewer ahead than the mailbox has
 // slots, as MPI's eager messages let it, and its readers find their boxes full instead of waiting
 // a round trip per call.
 #include <atomic>
@@ -31,8 +31,8 @@ namespace {
 
 // Fast boxes: slots of the mailbox used in turn, round e in slot e % n. A slot is the round's
 // epoch and the writer's call fingerprint (8 bytes), then the input, in the smallest of 16, 32,
-// 64, 128, 256 or 576 bytes that holds it: a mailbox of 4608 bytes has 256, 128, 64, 32, 16 or 8
-// of them (a power of two, below). Small inputs share cache lines (four 8-byte inputs to a line), so that a reader
+// 64, 128, 256 or 576 bytes that holds it: a mailbox of 4608 bytes uses 256, 128, 64, 32, 16 or
+// 8 of them (a power of two, below). Small inputs share cache lines (four 8-byte inputs to a line), so that a reader
 // behind its writer takes several rounds' inputs with one miss, as Open MPI's fast boxes pack small messages; the more
 // slots, the further a broadcast's root may run ahead. Only rounds whose writers run ahead share lines (broadcast and
 // reduce): where every rank waits for every other each round, a peer still reading round e's slot would lose its line
@@ -115,9 +115,9 @@ struct Staging {
     const std::byte* next = box(me, epoch + 1);
     for (std::size_t line = 0; line < kFastBoxHeader + inputBytes; line += 64) prefetchForWrite(next + line);
   }
-  /// Polls peer p's box when `poll` (the boxes were in use the round before): true if its input of
-  /// round `epoch` is there. Another call fingerprint in the box (ordered before its epoch) makes
-  /// comparePeerCall say how the calls differ.
+  /// Polls peer p's box when `poll` (a fast-box round of this slot size ran since beginRound, so
+  /// every slot's epoch word is valid): true if its input of round `epoch` is there. Another call fingerprint in the
+  /// box (ordered before its epoch) makes comparePeerCall say how the calls differ.
   bool polled(ExecContext& ctx, int p, std::uint32_t epoch, bool poll) const {
     if (!poll || !pollBox(box(p, epoch), epoch)) return false;
     if (boxPrint(box(p, epoch)).load(std::memory_order_relaxed) != ctx.tagSalt) comparePeerCall(ctx, p);
@@ -130,6 +130,16 @@ struct Staging {
   std::uint32_t slots = 0;  // fast boxes in a mailbox
   bool inBox = false, alternate = false;
 };
+
+// A one-shot round may skip beginRound (the conditions are the caller's) only this many times in
+// a row: see Scratch::roundsSinceBegin.
+constexpr std::uint32_t kMaxRoundsWithoutBegin = std::uint32_t(1) << 30;
+
+/// The epoch of a round that skips beginRound.
+std::uint32_t skipBegin(ExecContext& ctx) {
+  ++ctx.scratch.roundsSinceBegin;
+  return ++ctx.epoch;
+}
 
 // A fast-box round whose slots have another size than the mailbox's since beginRound: a peer
 // may still read an input of the old layout where the new one puts other slots, so the round
@@ -203,14 +213,17 @@ void rootedRound(Call& c, const Step& st, Fragment& f) {
   const bool writes = broadcast == isRoot;
   const std::size_t bytes = f.count * c.es;
   const Staging at(dom, bytes, true);
-  const bool skipRelease = at.alternate && !relayout(s, at) && (s.afterOneShot || s.afterRootedOneShot);
-  const std::uint32_t epoch = skipRelease ? ++ctx.epoch : beginRound(ctx);
+  const bool skipRelease = at.alternate && !relayout(s, at) && s.roundsSinceBegin < kMaxRoundsWithoutBegin &&
+                           (s.afterOneShot || s.afterRootedOneShot);
+  const std::uint32_t epoch = skipRelease ? skipBegin(ctx) : beginRound(ctx);
   f.epoch = epoch;
   // The first fast-box round since beginRound: the mailbox may hold any bytes, so every rank
   // writes the round before's epoch into all of its slots, and none holds this or a later round's
-  // epoch by chance. From then on the slots are polled.
+  // epoch by chance. From then on the slots are polled, so this round ends with every rank having
+  // seen every peer's Staged, raised after its reset (below): no peer polls a slot not yet reset.
   const bool poll = at.inBox && s.mailboxSlot == at.slot;
-  if (at.inBox && !poll) at.resetSlots(c.me, epoch);
+  const bool reset = at.inBox && !poll;
+  if (reset) at.resetSlots(c.me, epoch);
   if (writes) {
     const std::uint32_t n = at.rotation();
     if (!peersFinished(s, epoch - n)) {            // has every peer read the buffer's last round?
@@ -251,6 +264,10 @@ void rootedRound(Call& c, const Step& st, Fragment& f) {
       c.finishAvg(st, out, f.count);
     }
   }
+  if (reset) {  // every rank raised Staged without waiting for this: no rank waits in a circle
+    for (int p = 0; p < c.k; ++p) waitPeer(ctx, p, kFlagStaged, epoch, false);
+    learnPeersFinishedBefore(s, epoch);
+  }
   endRound(ctx, epoch);
   // A one-shot round of every rank next waits for Released: this one's ranks did not all see
   // each other's Staged.
@@ -276,7 +293,9 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
   // After a broadcast or reduce round, whose ranks did not all wait on each other, the round
   // waits for Released as after any other.
   const Staging at(dom, inputBytes, false);
-  const std::uint32_t epoch = at.alternate && !relayout(s, at) && s.afterOneShot ? ++ctx.epoch : beginRound(ctx);
+  const bool skipRelease =
+      at.alternate && !relayout(s, at) && s.roundsSinceBegin < kMaxRoundsWithoutBegin && s.afterOneShot;
+  const std::uint32_t epoch = skipRelease ? skipBegin(ctx) : beginRound(ctx);
   f.epoch = epoch;
   const bool poll = at.inBox && s.mailboxSlot == at.slot;  // as in rootedRound
   auto input = [&](int p) { return at.input(p, epoch); };

@@ -10,6 +10,7 @@ std::uint32_t beginRound(ExecContext& ctx, std::uint32_t inFlight) {
   const std::uint32_t epoch = ++ctx.epoch;
   ctx.scratch.afterOneShot = ctx.scratch.afterRootedOneShot = false;
   ctx.scratch.mailboxSlot = 0;
+  ctx.scratch.roundsSinceBegin = 0;
   ctx.renewDeadline();
   for (int p = 0; p < dom.size(); ++p)
     if (p != dom.localRank()) {

@@ -256,8 +256,9 @@ INSTANTIATE_TEST_SUITE_P(OneDomain, IntraDomain,
 // or 8 of them, by the input's size (exec/one_shot.cpp). Readers here stop now and then for a
 // millisecond, so that the writers reach that limit over and over, and every call's data differs
 // (a box overwritten before its reader read it shows as another call's values). Each input size
-// runs a broadcast run and a reduce run, each longer than the most slots, with its own root; an
-// allreduce between the sizes stages in the boxes too, and 600 B goes through the window's halves.
+// runs calls whose roles change every call, then a broadcast run and a reduce run, each longer
+// than the most slots, with its own root; an allreduce between the sizes stages in the boxes too
+// (64 B slots), and 600 B goes through the window's halves.
 TEST(IntraDomainFastBoxes, AWriterRunningAheadNeverOverwritesAnUnreadBox) {
   constexpr int kRanks = 3, kRun = 320;
   JobOptions jo;
@@ -271,35 +272,39 @@ TEST(IntraDomainFastBoxes, AWriterRunningAheadNeverOverwritesAnUnreadBox) {
         // not fit one.
         const std::size_t counts[] = {2, 6, 14, 30, 62, 142, 150, 2};
         std::vector<std::uint32_t> in(150), out(150);
+        // One call, its result checked; `pause`: this rank, if it reads, stops first.
+        auto run = [&](int call, std::size_t count, bool reduce, int root, bool pause) {
+          const bool reader = reduce ? rank == root : rank != root;
+          if (reader && pause) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          for (std::size_t j = 0; j < count; ++j) in[j] = value(call, rank, j);
+          std::fill(out.begin(), out.end(), 0xdeadbeef);
+          if (reduce) {
+            c.reduce(in.data(), out.data(), count, DataType::U32, ReduceOp::Sum, root);
+            for (std::size_t j = 0; j < count && rank == root; ++j) {
+              std::uint32_t want = 0;
+              for (int r = 0; r < kRanks; ++r) want += value(call, r, j);
+              TIERCC_CHECK(out[j] == want, "reduce #" << call << " (root " << root << ", " << count * 4
+                                                      << " B): element " << j << " is " << out[j] << ", expected "
+                                                      << want);
+            }
+          } else {
+            c.broadcast(in.data(), out.data(), count, DataType::U32, root);
+            for (std::size_t j = 0; j < count; ++j)
+              TIERCC_CHECK(out[j] == value(call, root, j),
+                           "broadcast #" << call << " (root " << root << ", " << count * 4 << " B): element " << j
+                                         << " is " << out[j] << ", expected " << value(call, root, j));
+          }
+          TIERCC_CHECK(c.stats().algorithm == "one_shot", (reduce ? "reduce" : "broadcast")
+                                                              << " #" << call << " ran " << c.stats().algorithm);
+        };
         int call = 0;
         for (std::size_t count : counts) {
+          // Right after the allreduce (another slot size: the boxes start afresh), roles change
+          // every call: a writer's first box is read by ranks that read nothing the call before.
+          for (int i = 0; i < 30; ++i, ++call) run(call, count, i % 2 == 1, i % kRanks, false);
           for (bool reduce : {false, true}) {
             const int root = call / kRun % kRanks;
-            const bool reader = reduce ? rank == root : rank != root;
-            for (int i = 0; i < kRun; ++i, ++call) {
-              if (reader && i % 50 == 7) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-              for (std::size_t j = 0; j < count; ++j) in[j] = value(call, rank, j);
-              std::fill(out.begin(), out.end(), 0xdeadbeef);
-              if (reduce) {
-                c.reduce(in.data(), out.data(), count, DataType::U32, ReduceOp::Sum, root);
-                for (std::size_t j = 0; j < count && rank == root; ++j) {
-                  std::uint32_t want = 0;
-                  for (int r = 0; r < kRanks; ++r) want += value(call, r, j);
-                  TIERCC_CHECK(out[j] == want, "reduce #" << call << " (root " << root << ", " << count * 4
-                                                          << " B): element " << j << " is " << out[j] << ", expected "
-                                                          << want);
-                }
-              } else {
-                c.broadcast(in.data(), out.data(), count, DataType::U32, root);
-                for (std::size_t j = 0; j < count; ++j)
-                  TIERCC_CHECK(out[j] == value(call, root, j),
-                               "broadcast #" << call << " (root " << root << ", " << count * 4 << " B): element " << j
-                                             << " is " << out[j] << ", expected " << value(call, root, j));
-              }
-              if (i == 0)
-                TIERCC_CHECK(c.stats().algorithm == "one_shot", (reduce ? "reduce" : "broadcast")
-                                                                    << " ran " << c.stats().algorithm);
-            }
+            for (int i = 0; i < kRun; ++i, ++call) run(call, count, reduce, root, i % 50 == 7);
           }
           std::uint32_t one = 1, sum = 0;
           c.allreduce(&one, &sum, 1, DataType::U32, ReduceOp::Sum);
