@@ -131,21 +131,21 @@ struct Staging {
   bool inBox = false, alternate = false;
 };
 
-// A one-shot round may skip beginRound (the conditions are the caller's) only this many times in
-// a row: see Scratch::roundsSinceBegin.
+// A one-shot round may skip beginRound only this many times in a row: see
+// Scratch::roundsSinceBegin.
 constexpr std::uint32_t kMaxRoundsWithoutBegin = std::uint32_t(1) << 30;
 
-/// The epoch of a round that skips beginRound.
-std::uint32_t skipBegin(ExecContext& ctx) {
-  ++ctx.scratch.roundsSinceBegin;
+/// Starts a one-shot round on `at`: without beginRound's wait for Released where `afterAlike`
+/// (the round before let this kind of round skip it) and nothing else forbids it, else with it.
+/// What forbids it: buffers that do not alternate; a fast-box slot of another size than the
+/// mailbox's since beginRound (a peer may still read an input of the old layout where the new
+/// one puts other slots); and kMaxRoundsWithoutBegin skipped rounds in a row.
+std::uint32_t beginOneShotRound(ExecContext& ctx, const Staging& at, bool afterAlike) {
+  Scratch& s = ctx.scratch;
+  const bool relayout = at.inBox && s.mailboxSlot != 0 && s.mailboxSlot != at.slot;
+  if (!afterAlike || !at.alternate || relayout || s.roundsSinceBegin >= kMaxRoundsWithoutBegin) return beginRound(ctx);
+  ++s.roundsSinceBegin;
   return ++ctx.epoch;
-}
-
-// A fast-box round whose slots have another size than the mailbox's since beginRound: a peer
-// may still read an input of the old layout where the new one puts other slots, so the round
-// must begin with beginRound (every peer done with the rounds before) instead of skipping it.
-bool relayout(const Scratch& s, const Staging& at) {
-  return at.inBox && s.mailboxSlot != 0 && s.mailboxSlot != at.slot;
 }
 
 // Allreduce: the domain's inputs reduced, in local-rank order (every rank gets the same bits).
@@ -213,9 +213,7 @@ void rootedRound(Call& c, const Step& st, Fragment& f) {
   const bool writes = broadcast == isRoot;
   const std::size_t bytes = f.count * c.es;
   const Staging at(dom, bytes, true);
-  const bool skipRelease = at.alternate && !relayout(s, at) && s.roundsSinceBegin < kMaxRoundsWithoutBegin &&
-                           (s.afterOneShot || s.afterRootedOneShot);
-  const std::uint32_t epoch = skipRelease ? skipBegin(ctx) : beginRound(ctx);
+  const std::uint32_t epoch = beginOneShotRound(ctx, at, s.afterOneShot || s.afterRootedOneShot);
   f.epoch = epoch;
   // The first fast-box round since beginRound: the mailbox may hold any bytes, so every rank
   // writes the round before's epoch into all of its slots, and none holds this or a later round's
@@ -293,9 +291,7 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
   // After a broadcast or reduce round, whose ranks did not all wait on each other, the round
   // waits for Released as after any other.
   const Staging at(dom, inputBytes, false);
-  const bool skipRelease =
-      at.alternate && !relayout(s, at) && s.roundsSinceBegin < kMaxRoundsWithoutBegin && s.afterOneShot;
-  const std::uint32_t epoch = skipRelease ? skipBegin(ctx) : beginRound(ctx);
+  const std::uint32_t epoch = beginOneShotRound(ctx, at, s.afterOneShot);
   f.epoch = epoch;
   const bool poll = at.inBox && s.mailboxSlot == at.slot;  // as in rootedRound
   auto input = [&](int p) { return at.input(p, epoch); };
