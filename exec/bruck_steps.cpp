@@ -5,8 +5,8 @@
 // me + j, run the rounds, then swap position j with position me - j (an involution, so in place,
 // no temporary) to put the block from each rank at its index.
 #include <algorithm>
-#include <cstring>
 
+#include "core/copy.hpp"
 #include "exec/steps.hpp"
 #include "plan/pattern/bruck.hpp"
 
@@ -17,7 +17,7 @@ void bruckRotate(Call& c, const Step&, Fragment&) {
   const std::size_t blockBytes = c.plan.count * c.es;
   std::byte* out = c.recv();
   if (c.plan.coll == Collective::AllGather) {  // in place, send == recv + me x block: already there
-    if (out + me * blockBytes != c.send()) std::memcpy(out + me * blockBytes, c.send(), blockBytes);
+    if (out + me * blockBytes != c.send()) copyBytes(out + me * blockBytes, c.send(), blockBytes);
     return;
   }
   auto at = [&](int block) { return out + static_cast<std::size_t>(block) * blockBytes; };
@@ -25,7 +25,7 @@ void bruckRotate(Call& c, const Step&, Fragment&) {
     std::rotate(out, at(me), at(p));
   else
     for (int j = 0; j < p; ++j)
-      std::memcpy(at(j), c.send() + static_cast<std::size_t>((me + j) % p) * blockBytes, blockBytes);
+      copyBytes(at(j), c.send() + static_cast<std::size_t>((me + j) % p) * blockBytes, blockBytes);
 }
 
 void bruckAllgather(Call& c, const Step& st, Fragment& f) {
@@ -35,9 +35,9 @@ void bruckAllgather(Call& c, const Step& st, Fragment& f) {
   std::byte* rx = c.ctx.scratch.receive.data();
   auto piece = [&](int block) { return c.recv() + c.userOffset(static_cast<std::size_t>(block), f); };
   const pattern::BruckAllgatherStep round = pattern::bruckAllgatherStep(p, me, st.param);
-  for (int j = 0; j < round.count; ++j) std::memcpy(packed + j * bytes, piece((round.firstSent + j) % p), bytes);
+  for (int j = 0; j < round.count; ++j) copyBytes(packed + j * bytes, piece((round.firstSent + j) % p), bytes);
   c.exchange(f, 0, round.sendTo, packed, round.count * bytes, round.recvFrom, rx, round.count * bytes);
-  for (int j = 0; j < round.count; ++j) std::memcpy(piece((round.firstReceived + j) % p), rx + j * bytes, bytes);
+  for (int j = 0; j < round.count; ++j) copyBytes(piece((round.firstReceived + j) % p), rx + j * bytes, bytes);
 }
 
 void bruckAlltoall(Call& c, const Step& st, Fragment& f) {
@@ -48,12 +48,12 @@ void bruckAlltoall(Call& c, const Step& st, Fragment& f) {
   auto piece = [&](int position) { return c.recv() + c.userOffset(static_cast<std::size_t>(position), f); };
   std::size_t i = 0;
   for (int j = pattern::bruckAlltoallFirst(k); j < p; j = pattern::bruckAlltoallNext(j, k), ++i)
-    std::memcpy(packed + i * bytes, piece(j), bytes);
+    copyBytes(packed + i * bytes, piece(j), bytes);
   c.exchange(f, 0, pattern::bruckAlltoallSendTo(p, me, k), packed, len, pattern::bruckAlltoallRecvFrom(p, me, k), rx,
              len);
   i = 0;
   for (int j = pattern::bruckAlltoallFirst(k); j < p; j = pattern::bruckAlltoallNext(j, k), ++i)
-    std::memcpy(piece(j), rx + i * bytes, bytes);
+    copyBytes(piece(j), rx + i * bytes, bytes);
 }
 
 void bruckPlace(Call& c, const Step&, Fragment&) {

@@ -3,8 +3,8 @@
 // unfold. The butterfly works in the output; at every round both peers compute op(lower virtual
 // rank's data, higher's), and each block's final value is computed once and then copied, so
 // every rank ends with the same bits.
-#include <cstring>
 
+#include "core/copy.hpp"
 #include "core/reduce.hpp"
 #include "exec/steps.hpp"
 #include "plan/pattern/halving_doubling.hpp"
@@ -35,7 +35,7 @@ void fold(Call& c, const Step&, Fragment& f) {
   const std::byte* input = c.send() + f.offset * c.es;
   std::byte* base = c.recv() + f.offset * c.es;
   // A folding rank keeps its input where it is and receives the result into the output.
-  if (!bf.folds(me) && input != base) std::memcpy(base, input, f.count * c.es);
+  if (!bf.folds(me) && input != base) copyBytes(base, input, f.count * c.es);
   if (partner < 0) return;
   std::byte* rx = c.ctx.scratch.receive.data();
   const std::size_t piece = c.ctx.scratch.receive.size() / c.es;

@@ -3,8 +3,8 @@
 // sends before the domain's steps and completes them after the last fragment, so the copies
 // inside the domain run while its blocks are on the wire. Each pair of ranks has one message
 // each way, so posts between them match in any order.
-#include <cstring>
 
+#include "core/copy.hpp"
 #include "exec/steps.hpp"
 
 namespace tiercc::steps {
@@ -43,7 +43,7 @@ void crossExchangeFinish(Call& c, const Step&, Fragment& f) {
   const std::byte* arrival = c.state.arrivals.data();
   for (int r = 0; r < t.size(); ++r)
     if (t.domainOf(r) != t.domain()) {
-      std::memcpy(c.recv() + r * bytes, arrival, bytes);
+      copyBytes(c.recv() + r * bytes, arrival, bytes);
       arrival += bytes;
     }
 }

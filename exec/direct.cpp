@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "core/copy.hpp"
 #include "core/errors.hpp"
 #include "core/log.hpp"
 #include "exec/round.hpp"
@@ -108,7 +109,7 @@ std::byte* DirectRound::peerRecv(int peer) const { return ctx_->domain.symmetric
 void DirectRound::read(int peer, bool fromSend, std::size_t offset, void* dst, std::size_t len) {
   if (len == 0) return;
   if (path_ == Path::ZeroCopy) {
-    std::memcpy(dst, (fromSend ? peerSend(peer) : peerRecv(peer)) + offset, len);
+    copyBytes(dst, (fromSend ? peerSend(peer) : peerRecv(peer)) + offset, len);
   } else {
     const BufferDescriptor& d = of(peer);
     ctx_->domain.readPeer(peer, (fromSend ? d.sendAddr : d.recvAddr) + offset, dst, len);

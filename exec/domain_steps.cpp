@@ -5,9 +5,9 @@
 // Reductions start with this rank's own data (the destination may alias it) and go on in
 // local-rank order from the next rank; each piece is reduced by one rank only, so every rank of
 // every domain ends with the same bits.
-#include <cstring>
 #include <vector>
 
+#include "core/copy.hpp"
 #include "core/errors.hpp"
 #include "core/reduce.hpp"
 #include "exec/steps.hpp"
@@ -47,7 +47,7 @@ void reduceOverDomain(Call& c, const Fragment& f, Buffer in, std::size_t windowA
     std::byte* out = dst + off;
     const std::byte* head = src(first, off, len * es);
     if (c.k == 1) {
-      if (out != head) std::memcpy(out, head, len * es);
+      if (out != head) copyBytes(out, head, len * es);
       continue;
     }
     if (head == out)
@@ -65,13 +65,13 @@ void copyFromPeer(Call& c, const Fragment& f, Buffer in, int peer, std::size_t w
                   std::byte* dst, std::size_t len) {
   if (len == 0) return;
   if (in == Buffer::Window) {
-    std::memcpy(dst, c.window(peer, f) + windowAt, len);
+    copyBytes(dst, c.window(peer, f) + windowAt, len);
     if (peer != c.me) c.ctx.movedUp(len);
   } else if (peer != c.me) {
     c.state.direct.read(peer, in == Buffer::PeerSend, userAt, dst, len);
   } else {
     const std::byte* own = (in == Buffer::PeerSend ? c.send() : c.recv()) + userAt;
-    if (own != dst) std::memcpy(dst, own, len);
+    if (own != dst) copyBytes(dst, own, len);
   }
 }
 
@@ -96,7 +96,7 @@ void copySlices(Call& c, Fragment& f, Buffer in, int skip) {
 void gatherBroadcast(Call& c, const Step& st, Fragment& f) {
   const std::size_t bytes = f.count * c.es, at = c.userOffset(0, f);
   if (c.isRoot()) {
-    if (c.send() != c.recv()) std::memcpy(c.recv() + at, c.send() + at, bytes);
+    if (c.send() != c.recv()) copyBytes(c.recv() + at, c.send() + at, bytes);
   } else if (c.ctx.topo.domain() == c.ctx.topo.domainOf(c.args.root)) {
     if (st.in == Buffer::Window) waitPeer(c.ctx, c.rootLocal, kFlagStaged, f.epoch);
     copyFromPeer(c, f, st.in, c.rootLocal, 0, at, c.recv() + at, bytes);
@@ -128,7 +128,7 @@ void gatherBlocks(Call& c, const Step& st, Fragment& f) {
       const int r = t.rankAt(d, l), h = l % c.rails;
       std::byte* dst = c.recv() + c.userOffset(r, f);
       if (r == t.rank()) {
-        if (dst != c.send() + own) std::memcpy(dst, c.send() + own, bytes);
+        if (dst != c.send() + own) copyBytes(dst, c.send() + own, bytes);
       } else if (d == t.domain()) {
         if (st.in == Buffer::Window) waitPeer(c.ctx, l, kFlagStaged, f.epoch);
         copyFromPeer(c, f, st.in, l, 0, own, dst, bytes);
@@ -187,7 +187,7 @@ void stage(Call& c, const Step& st, Fragment& f) {
   std::byte* win = c.window(c.me, f);
   for (std::size_t b = 0; b < blocks; ++b) {
     const std::size_t block = domainOnly ? t.rankAt(t.domain(), static_cast<int>(b)) : b;
-    std::memcpy(win + b * bytes, c.send() + c.userOffset(block, f), bytes);
+    copyBytes(win + b * bytes, c.send() + c.userOffset(block, f), bytes);
   }
   c.ctx.domain.signal(kFlagStaged, f.epoch);
 }
@@ -232,7 +232,7 @@ void publish(Call& c, const Step& st, Fragment& f) {
   if (c.me >= c.rails) return;
   if (st.in == Buffer::Accumulate) {  // the allreduce's slice, out of the scratch
     auto [b, e] = partition(f.count, c.rails, c.me);
-    std::memcpy(c.window(c.me, f) + b * c.es, c.accumulate(f), (e - b) * c.es);
+    copyBytes(c.window(c.me, f) + b * c.es, c.accumulate(f), (e - b) * c.es);
   }
   c.ctx.domain.signal(kFlagReduced, f.epoch);
 }

@@ -5,8 +5,8 @@
 // is copied over the outgoing one once that has left: each round reads and writes the same
 // block, so nothing is overwritten early. The messages are the same either way, so ranks may
 // differ in placement.
-#include <cstring>
 
+#include "core/copy.hpp"
 #include "core/errors.hpp"
 #include "exec/steps.hpp"
 #include "plan/pattern/bruck.hpp"
@@ -46,7 +46,7 @@ void exchange(Call& c, const Fragment& f, int round, int peer, const std::byte* 
     batch.send(peer, c.tag(f, base + i), recvBuf + at, len);
     batch.recv(peer, c.tag(f, base + i), rx, len);
     batch.wait();
-    if (len) std::memcpy(recvBuf + at, rx, len);
+    if (len) copyBytes(recvBuf + at, rx, len);
   }
 }
 
@@ -62,7 +62,7 @@ void pairwise(Call& c, const Step&, Fragment& f) {
   auto at = [&](const std::size_t* displs, int r) { return v ? displs[r] * es : r * block; };
   auto len = [&](const std::size_t* counts, int r) { return v ? counts[r] * es : block; };
   if (!inPlace && len(a.sendCounts, me))
-    std::memcpy(c.recv() + at(a.recvDispls, me), c.send() + at(a.sendDispls, me), len(a.sendCounts, me));
+    copyBytes(c.recv() + at(a.recvDispls, me), c.send() + at(a.sendDispls, me), len(a.sendCounts, me));
   for (int s = 0; s < pattern::pairwiseSteps(p); ++s) {
     const int peer = pattern::pairwisePeer(p, me, s);
     if (peer != me)

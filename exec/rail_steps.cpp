@@ -4,8 +4,8 @@
 // between; posts between two ranks come in the same order on both sides (the plan is the same
 // on every rank of a rail), which is how the transport matches them. Arrivals are reduced in
 // domain order, one rank per piece, so every domain ends with the same bits.
-#include <cstring>
 
+#include "core/copy.hpp"
 #include "core/reduce.hpp"
 #include "exec/steps.hpp"
 #include "plan/pattern/pattern.hpp"
@@ -110,7 +110,7 @@ void railReduceFinish(Call& c, const Step& st, Fragment& f) {
   auto [mb, me] = partition(n, t.numDomains(), mine);
   const std::size_t myBytes = (me - mb) * c.es;
   std::byte* own = slice + mb * c.es;
-  if (mine >= 2) std::memcpy(rx + mine * myBytes, own, myBytes);
+  if (mine >= 2) copyBytes(rx + mine * myBytes, own, myBytes);
   auto source = [&](int d) -> const std::byte* { return d == mine && d < 2 ? own : rx + d * myBytes; };
   reduceDomains(c, st, own, source, me - mb);
 }

@@ -2,8 +2,8 @@
 // Reduce-scatter: each block is reduced by a fixed chain of ranks, op(partial so far, own
 // input), and ends at its owner; in an allreduce the owner's result is then copied around, so
 // every rank ends with the same bits. Allgather receives straight into place.
-#include <cstring>
 
+#include "core/copy.hpp"
 #include "core/reduce.hpp"
 #include "exec/steps.hpp"
 #include "plan/pattern/ring.hpp"
@@ -43,7 +43,7 @@ void ringReduceScatter(Call& c, const Step& st, Fragment& f) {
   std::byte* rx = c.ctx.scratch.receive.data();
   if (c.plan.coll != Collective::ReduceScatter) {  // allreduce: in the output
     std::byte* base = c.recv() + f.offset * c.es;
-    if (c.send() != c.recv()) std::memcpy(base, c.send() + f.offset * c.es, f.count * c.es);
+    if (c.send() != c.recv()) copyBytes(base, c.send() + f.offset * c.es, f.count * c.es);
     auto block = vectorBlocks(c, f);
     for (int s = 0; s < p - 1; ++s) {
       auto [sendAt, sendLen] = block(pattern::ringReduceScatterSendBlock(p, me, s));
@@ -60,7 +60,7 @@ void ringReduceScatter(Call& c, const Step& st, Fragment& f) {
   std::byte* acc = c.ctx.scratch.accumulate.data();
   const std::size_t bytes = f.count * c.es;
   auto input = [&](int b) { return c.send() + c.userOffset(static_cast<std::size_t>(b), f); };
-  if (p == 1 && c.send() != c.recv()) std::memcpy(c.recv() + f.offset * c.es, input(0), bytes);
+  if (p == 1 && c.send() != c.recv()) copyBytes(c.recv() + f.offset * c.es, input(0), bytes);
   for (int s = 0; s < p - 1; ++s) {
     const std::byte* out = s == 0 ? input(pattern::ringReduceScatterSendBlock(p, me, s)) : acc;
     c.exchange(f, s, ringNext(p, me), out, bytes, ringPrev(p, me), rx, bytes);
@@ -77,7 +77,7 @@ void ringAllgather(Call& c, const Step&, Fragment& f) {
   const std::size_t blockBytes = c.plan.count * c.es;
   // In place, send == recv + me x block: already where it belongs.
   std::byte* own = c.recv() + static_cast<std::size_t>(me) * blockBytes;
-  if (own != c.send()) std::memcpy(own, c.send(), blockBytes);
+  if (own != c.send()) copyBytes(own, c.send(), blockBytes);
   if (blockBytes == 0) return;
   allgatherBlocks(c, f, c.recv(), [&](int b) {
     return std::pair<std::size_t, std::size_t>{static_cast<std::size_t>(b) * blockBytes, blockBytes};

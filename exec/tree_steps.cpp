@@ -3,8 +3,8 @@
 // receives straight into the output and forwards from there, children of the highest level
 // first. Reduce accumulates op(own, children...) in the accumulate scratch (the root: in its
 // output), children in level order, and passes the partial up; a leaf sends its input as it is.
-#include <cstring>
 
+#include "core/copy.hpp"
 #include "core/reduce.hpp"
 #include "exec/steps.hpp"
 #include "plan/pattern/knomial.hpp"
@@ -15,7 +15,7 @@ void knomialBroadcast(Call& c, const Step& st, Fragment& f) {
   const int p = c.ctx.topo.size(), me = c.ctx.topo.rank(), radix = st.param;
   const std::size_t bytes = f.count * c.es;
   std::byte* data = c.recv() + f.offset * c.es;
-  if (me == c.args.root && c.send() != c.recv()) std::memcpy(data, c.send() + f.offset * c.es, bytes);
+  if (me == c.args.root && c.send() != c.recv()) copyBytes(data, c.send() + f.offset * c.es, bytes);
   if (p == 1 || bytes == 0) return;
   const pattern::KnomialTree tree(p, c.args.root, radix);
   const int parent = tree.parent(me), level = tree.level(me);
@@ -40,7 +40,7 @@ void knomialReduce(Call& c, const Step& st, Fragment& f) {
   const std::byte* mine = c.send() + f.offset * c.es;
   if (p == 1) {
     if (c.send() != c.recv())
-      std::memcpy(c.recv() + f.offset * c.es, mine, bytes);  // Avg over one rank: nothing to divide
+      copyBytes(c.recv() + f.offset * c.es, mine, bytes);  // Avg over one rank: nothing to divide
     return;
   }
   if (bytes == 0) return;
@@ -55,7 +55,7 @@ void knomialReduce(Call& c, const Step& st, Fragment& f) {
   }
   // Only the root writes its output: other ranks' receive buffers stay untouched.
   std::byte* acc = me == c.args.root ? c.recv() + f.offset * c.es : c.ctx.scratch.accumulate.data();
-  if (acc != mine) std::memcpy(acc, mine, bytes);
+  if (acc != mine) copyBytes(acc, mine, bytes);
   std::byte* rx = c.ctx.scratch.receive.data();
   for (int l = 0; l < level; ++l)
     for (int digit = 1; digit < radix; ++digit) {

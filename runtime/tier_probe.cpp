@@ -3,14 +3,14 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstring>
 #include <sstream>
 
+#include "bootstrap/store.hpp"
+#include "core/copy.hpp"
 #include "core/errors.hpp"
 #include "core/log.hpp"
 #include "plan/topology.hpp"
 #include "scaleup-emu/domain.hpp"
-#include "bootstrap/store.hpp"
 #include "transport/transport.hpp"
 
 namespace tiercc {
@@ -102,7 +102,7 @@ void probeScaleUp(Domain& dom, ProbeSample& s) {
   double best = 0;
   for (int i = 0; i < 3; ++i) {  // the best of three: the first pays page faults
     const auto t0 = Clock::now();
-    std::memcpy(dst.data(), dom.window(peer), bytes);
+    copyBytes(dst.data(), dom.window(peer), bytes);  // as the staged steps copy
     const double took = secondsSince(t0);
     best = i == 0 ? took : std::min(best, took);
   }
