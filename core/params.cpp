@@ -64,7 +64,7 @@ const std::vector<Info> kParams = {
      "zero_copy (symmetric buffers, mapped), cma (cross-memory attach); a forced one is taken wherever the plan and "
      "the buffers allow it"},
     {"TIERCC_KNOMIAL_RADIX", "int", "2", "radix of the k-nomial trees (broadcast, reduce), 2..16"},
-    {"TIERCC_TUNE_SCALEUP_BW", "bandwidth", "8GB/s",
+    {"TIERCC_TUNE_SCALEUP_BW", "bandwidth", "12GB/s",
      "cost model: bandwidth of one rank through its domain's windows (a paced TIERCC_EMU_SCALEUP_BW wins)"},
     {"TIERCC_TUNE_SCALEUP_LATENCY", "latency", "0.5us", "cost model: latency of one synchronisation inside a domain"},
     {"TIERCC_TUNE_SCALEOUT_BW", "bandwidth", "1.25GB/s",

@@ -25,9 +25,8 @@ struct TierModel {
   /// A core's own cache (L2), for domains in one host's memory. What a rank stages for its peers
   /// stays in its core's cache while they read it if a fragment's reads of peers' memory fit
   /// there: they then run at the local rate. Beyond, the lines cross between the cores' caches
-  /// at the scale-up rate (measured here: broadcast through the windows from 14-15 GB/s at
-  /// 256-512 KiB to 6 GB/s at 1 MiB, docs/performance.md). 0: no cache (NVLink, a paced link,
-  /// tiercc-sim).
+  /// at the scale-up rate (docs/performance.md, "Copies in pieces"). 0: no cache (NVLink, a
+  /// paced link, tiercc-sim).
   std::size_t cacheBytes = 0;
 
   /// The link whose bandwidth paces `step`; `cached`: its plan's reads of peers fit the cache.
