@@ -3,10 +3,10 @@
 //
 // glibc's memcpy copies with `rep movsb` up to its rep_movsb_stop_threshold and with a vector
 // loop above it. On this project's machine (AMD EPYC, glibc 2.36) the loop is the slower one:
-// copies of up to 512 KiB run at 37-38 GB/s from memory, one memcpy of 1 MiB or more at 19-24;
-// the same bytes in 256 KiB pieces stay at 25-37 GB/s to 16 MiB (bench/bench_copy.cpp: 1.5-1.7x
-// from 1 MiB when the source is out of cache, 1.3x at 16 MiB when it is not). Where glibc takes
-// `rep movsb` to the end (Intel's default), the pieces cost one call per 256 KiB.
+// from memory, one memcpy of 1 to 16 MiB runs at 18.4-19.6 GB/s and the same bytes in 256 KiB
+// pieces at 25.5-32.6 (1.4-1.7x); with the source in cache they are level to 4 MiB and the
+// pieces 1.3x at 16 MiB (bench/bench_copy.cpp, docs/performance.md "Copies in pieces"). Where
+// glibc takes `rep movsb` to the end, the pieces cost one call per 256 KiB.
 #include <cstddef>
 #include <cstring>
 

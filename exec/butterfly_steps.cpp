@@ -3,7 +3,6 @@
 // unfold. The butterfly works in the output; at every round both peers compute op(lower virtual
 // rank's data, higher's), and each block's final value is computed once and then copied, so
 // every rank ends with the same bits.
-
 #include "core/copy.hpp"
 #include "core/reduce.hpp"
 #include "exec/steps.hpp"

@@ -3,7 +3,6 @@
 // sends before the domain's steps and completes them after the last fragment, so the copies
 // inside the domain run while its blocks are on the wire. Each pair of ranks has one message
 // each way, so posts between them match in any order.
-
 #include "core/copy.hpp"
 #include "exec/steps.hpp"
 

@@ -5,7 +5,6 @@
 // is copied over the outgoing one once that has left: each round reads and writes the same
 // block, so nothing is overwritten early. The messages are the same either way, so ranks may
 // differ in placement.
-
 #include "core/copy.hpp"
 #include "core/errors.hpp"
 #include "exec/steps.hpp"

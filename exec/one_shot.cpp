@@ -18,8 +18,8 @@
 // a round trip per call.
 #include <atomic>
 #include <bit>
-#include <cstring>
 
+#include "core/copy.hpp"
 #include "core/cpu_relax.hpp"
 #include "core/prefetch.hpp"
 #include "core/reduce.hpp"
@@ -157,7 +157,7 @@ void reduceDomain(Call& c, const Step& st, Fragment& f, Input input) {
   // inputs are in the windows or boxes, so an in-place call reads nothing it overwrites).
   std::byte* ours = st.out == Buffer::Recv ? c.recv() : c.receive(f) + ctx.topo.domain() * bytes;
   if (c.k == 1)
-    std::memcpy(ours, input(0), bytes);
+    copyBytes(ours, input(0), bytes);
   else
     reduce3(ours, input(0), input(1), f.count, c.args.dt, c.args.op);
   for (int p = 2; p < c.k; ++p) reduceInto(ours, input(p), f.count, c.args.dt, c.args.op);
@@ -176,7 +176,7 @@ void copyBlocks(Call& c, Input input) {
     const std::size_t rank = static_cast<std::size_t>(t.rankAt(t.domain(), p));
     const std::byte* from = (p == c.me ? c.send() : input(p)) + mine;
     std::byte* to = c.recv() + rank * bytes;
-    if (from != to) std::memcpy(to, from, bytes);
+    if (from != to) copyBytes(to, from, bytes);
   }
   c.ctx.movedUp((c.k - 1) * bytes);
 }
@@ -189,7 +189,7 @@ void reduceOwnBlock(Call& c, const Step& st, Fragment& f, Input input) {
   const std::size_t bytes = f.count * c.es, mine = std::size_t(c.ctx.topo.rank()) * bytes;
   std::byte* out = c.recv();
   if (c.k == 1)
-    std::memcpy(out, input(0) + mine, bytes);
+    copyBytes(out, input(0) + mine, bytes);
   else
     reduce3(out, input(0) + mine, input(1) + mine, f.count, c.args.dt, c.args.op);
   for (int p = 2; p < c.k; ++p) reduceInto(out, input(p) + mine, f.count, c.args.dt, c.args.op);
@@ -229,13 +229,13 @@ void rootedRound(Call& c, const Step& st, Fragment& f) {
       for (int p = 0; p < c.k; ++p) waitPeer(ctx, p, kFlagStaged, staged, false);
       learnPeersFinishedBefore(s, staged);
     }
-    std::memcpy(at.input(c.me, epoch), c.send(), bytes);
+    copyBytes(at.input(c.me, epoch), c.send(), bytes);
     if (at.inBox) {
       boxPrint(at.box(c.me, epoch)).store(ctx.tagSalt, std::memory_order_relaxed);
       boxEpoch(at.box(c.me, epoch)).store(epoch, std::memory_order_release);
     }
     dom.signal(kFlagStaged, epoch);
-    if (broadcast && c.send() != c.recv()) std::memcpy(c.recv(), c.send(), bytes);
+    if (broadcast && c.send() != c.recv()) copyBytes(c.recv(), c.send(), bytes);
     // The next round's box: its reader may hold the lines from rounds back.
     at.prefetchNext(c.me, epoch, bytes);
   } else {
@@ -245,7 +245,7 @@ void rootedRound(Call& c, const Step& st, Fragment& f) {
     };
     if (broadcast) {
       arrived(c.rootLocal);
-      std::memcpy(c.recv(), at.input(c.rootLocal, epoch), bytes);
+      copyBytes(c.recv(), at.input(c.rootLocal, epoch), bytes);
       ctx.movedUp(bytes);
     } else {
       // This rank's input first (the output may alias it), then the others from the next rank on.
@@ -253,7 +253,7 @@ void rootedRound(Call& c, const Step& st, Fragment& f) {
       learnPeersFinishedBefore(s, epoch);
       std::byte* out = c.recv();
       if (c.k == 1) {
-        if (out != c.send()) std::memcpy(out, c.send(), bytes);
+        if (out != c.send()) copyBytes(out, c.send(), bytes);
       } else {
         reduce3(out, c.send(), at.input((c.me + 1) % c.k, epoch), f.count, c.args.dt, c.args.op);
       }
@@ -298,11 +298,11 @@ void oneShot(Call& c, const Step& st, Fragment& f) {
   if (at.inBox) {
     std::byte* box = at.box(c.me, epoch);
     if (!poll) at.resetSlots(c.me, epoch);
-    std::memcpy(box + kFastBoxHeader, c.send(), inputBytes);
+    copyBytes(box + kFastBoxHeader, c.send(), inputBytes);
     boxPrint(box).store(ctx.tagSalt, std::memory_order_relaxed);
     boxEpoch(box).store(epoch, std::memory_order_release);
   } else {
-    std::memcpy(input(c.me), c.send(), inputBytes);
+    copyBytes(input(c.me), c.send(), inputBytes);
   }
   // Staged is raised before any wait that blocks (the peer may be blocked on this rank); a
   // polling round raises it after its polls, so that they do not wait behind the flag's store

@@ -4,7 +4,6 @@
 // between; posts between two ranks come in the same order on both sides (the plan is the same
 // on every rank of a rail), which is how the transport matches them. Arrivals are reduced in
 // domain order, one rank per piece, so every domain ends with the same bits.
-
 #include "core/copy.hpp"
 #include "core/reduce.hpp"
 #include "exec/steps.hpp"

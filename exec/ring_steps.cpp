@@ -2,7 +2,6 @@
 // Reduce-scatter: each block is reduced by a fixed chain of ranks, op(partial so far, own
 // input), and ends at its owner; in an allreduce the owner's result is then copied around, so
 // every rank ends with the same bits. Allgather receives straight into place.
-
 #include "core/copy.hpp"
 #include "core/reduce.hpp"
 #include "exec/steps.hpp"

@@ -3,7 +3,6 @@
 // receives straight into the output and forwards from there, children of the highest level
 // first. Reduce accumulates op(own, children...) in the accumulate scratch (the root: in its
 // output), children in level order, and passes the partial up; a leaf sends its input as it is.
-
 #include "core/copy.hpp"
 #include "core/reduce.hpp"
 #include "exec/steps.hpp"

@@ -407,12 +407,13 @@ TEST(Selector, OneShotRootedInsideOneDomain) {
 
 // Inside one host's memory a fragment that a rank stages for its peers stays in its core's
 // cache while they read it if it fits: those reads run at the local rate. Beyond, they cross
-// between the cores' caches at the scale-up rate, which with copies in pieces (core/copy.hpp)
-// is still faster than reading the peers' untouched buffers through the kernel for every
-// collective that stages one block per rank; an all-to-all, whose ranks stage every block,
-// reads large ordinary buffers through the kernel (one copy, cross-memory attach). Measured:
-// docs/performance.md, "Copies in pieces".
-TEST(Selector, StagedUnlessStagingCopiesEveryBlock) {
+// between the cores' caches at the scale-up rate, and with copies in pieces (core/copy.hpp)
+// cross-memory attach wins only where it saves copies: an all-to-all stages every block of its
+// send buffer and its peers copy them out again, where a read through the kernel takes each
+// block once. An allgather or a broadcast stages one block; an allreduce's or a reduce-scatter's
+// cross-memory plan reads its peers' data into scratch before reducing it, as many copies as
+// staging. Measured: docs/performance.md, "Copies in pieces".
+TEST(Selector, CrossMemoryWhereStagingWouldCopyEveryBlockTwice) {
   const TierModel m = runtimeDefaults();
   TierModel noCache = m;
   noCache.cacheBytes = 0;
@@ -433,14 +434,22 @@ TEST(Selector, StagedUnlessStagingCopiesEveryBlock) {
   view.domainSize = 2;
   view.crossMemory = true;
   Selector sel(one, m, AlgoOverrides{}, 16384, view);
-  for (Collective c : {Collective::AllGather, Collective::AllToAll, Collective::AllReduce, Collective::ReduceScatter,
-                       Collective::Broadcast}) {
-    const Choice& little = sel.choose(request(c, 16 << 10));  // 64 KiB per rank or block
-    EXPECT_EQ(little.plans.front().path, Path::Staged) << toString(c);
-    const Choice& big = sel.choose(request(c, 2 << 20));  // 8 MiB
-    EXPECT_EQ(big.plans.front().path, c == Collective::AllToAll ? Path::CrossMemory : Path::Staged) << toString(c);
-    EXPECT_EQ(big.algorithm, Algorithm::Hierarchical) << toString(c);
+  for (std::size_t count = 16 << 10; count <= std::size_t{16} << 20; count *= 4) {  // 64 KiB to 64 MiB per rank
+    for (Collective c :
+         {Collective::AllGather, Collective::AllReduce, Collective::ReduceScatter, Collective::Broadcast}) {
+      const Choice& choice = sel.choose(request(c, count));
+      EXPECT_EQ(choice.plans.front().path, Path::Staged) << toString(c) << " of " << count << " elements";
+    }
+    const Path allToAll = sel.choose(request(Collective::AllToAll, count)).plans.front().path;
+    EXPECT_EQ(allToAll, count < (64 << 10) ? Path::Staged : Path::CrossMemory)
+        << "alltoall of " << count << " elements";
   }
+  // Where a fragment's reads fit the cache they run at the local rate: an all-to-all of 64 KiB
+  // blocks stays staged; priced without the cache, it would go through the kernel.
+  const Request mid = request(Collective::AllToAll, 16 << 10);
+  EXPECT_EQ(sel.choose(mid).plans.front().path, Path::Staged);
+  Selector blind(one, noCache, AlgoOverrides{}, 16384, view);
+  EXPECT_EQ(blind.choose(mid).plans.front().path, Path::CrossMemory);
   // Where the scale-up rate is the old default's (before copies in pieces), large ordinary
   // buffers go through the kernel: the choice follows the model, not a threshold.
   TierModel slowCopies = m;

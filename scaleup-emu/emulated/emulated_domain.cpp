@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/copy.hpp"
 #include "core/errors.hpp"
 #include "core/log.hpp"
 #include "scaleup-emu/emulated/emulated_wire.hpp"
@@ -127,7 +128,7 @@ void EmulatedDomain::signal(int flag, std::uint32_t value) {
   if (out->ranges.size() == 1) out->header.offset = out->ranges[0].offset;
   // Outside the lock: only this thread adds ranges to the in-flight set, so none of these
   // ranges can become in flight before this entry is queued.
-  for (const ByteRange& r : out->ranges) std::memcpy(shadow_.get() + r.offset, window + r.offset, r.len);
+  for (const ByteRange& r : out->ranges) copyBytes(shadow_.get() + r.offset, window + r.offset, r.len);
   enqueue(std::move(out));
 }
 
