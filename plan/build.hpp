@@ -103,11 +103,12 @@ inline std::uint64_t insidePairs(const Shape& s) {
 /// the window per call).
 void beginDomainPlan(Plan& plan, const Request& req, const Shape& s, std::size_t capacity, std::uint32_t directNeeds,
                      Pieces pieces, double stagedBytes);
-/// Fragments in flight for a hierarchical plan: across domains (where the tiers overlap)
-/// Request::slots, 2 unless asked; inside one domain one.
+/// Fragments in flight for a hierarchical plan: Request::slots; unless asked, across domains
+/// (where the tiers overlap) 2, inside one domain 1 (buildAtBestDepth tries more where the ranks
+/// run different steps).
 inline std::uint32_t domainSlots(const Shape& s, const Request& req) {
-  if (s.numDomains() <= 1) return 1;
-  return req.slots ? std::min(req.slots, kMaxSlots) : 2;
+  if (req.slots) return std::min(req.slots, kMaxSlots);
+  return s.numDomains() <= 1 ? 1 : 2;
 }
 /// Holders raise Reduced once their pieces are in place (staged: copying `localBytes` there first).
 Step& addPublish(Plan& plan, Pieces pieces, double localBytes);
