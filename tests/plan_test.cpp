@@ -282,7 +282,7 @@ TEST(PlanPrice, StepsOfDifferentRanksOverlapInAPipeline) {
 }
 
 // Inside one domain a staged broadcast pipelines: the root stages fragment j + 1 while the others
-// copy fragment j (2 ranks, 1-32 MiB: 1.2-2.2x faster in place, docs/performance.md). Plans
+// copy fragment j (2 ranks, 1-64 MiB: 1.3-1.7x faster in place, docs/performance.md). Plans
 // whose every step every rank runs keep one fragment in flight, and a depth asked for is taken.
 TEST(Selector, OneDomainPipelinesWhereRanksRunDifferentSteps) {
   const TierModel m = runtimeDefaults();

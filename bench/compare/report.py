@@ -43,6 +43,7 @@ def normalise(record):
         "algbw": None if algbw is None else float(algbw),
         "busbw": None if busbw is None else float(busbw),
         "ip_busbw": first_key(record, "ip_busbw"),
+        "ip_time_us": first_key(record, "ip_time_us"),
         "wrong": int(first_key(record, "wrong", "#wrong", "oop_wrong") or 0),
         "extra": {k: v for k, v in record.items()
                   if k.endswith("_bytes") or k in ("algo", "domains")},
@@ -70,10 +71,12 @@ def load(raw_dir, coll, lib, variant):
             # Several launches: keep the fastest, every launch's time, and the worst #wrong.
             kept = rows.get(row["bytes"])
             samples = (kept["samples_us"] if kept else []) + [row["time_us"]]
+            ip_samples = (kept["ip_samples_us"] if kept else []) + (
+                [float(row["ip_time_us"])] if row["ip_time_us"] is not None else [])
             wrong = max(row["wrong"], kept["wrong"] if kept else 0)
             if kept is None or row["time_us"] < kept["time_us"]:
                 kept = row
-            rows[row["bytes"]] = dict(kept, samples_us=samples, wrong=wrong)
+            rows[row["bytes"]] = dict(kept, samples_us=samples, ip_samples_us=ip_samples, wrong=wrong)
     return rows
 
 
@@ -135,6 +138,16 @@ def build_collective(raw_dir, coll):
             entry[f"{key}_over_best_peer"] = (
                 best_peer[1]["time_us"] / entry[key]["time_us"]
                 if best_peer is not None and entry[key] else None)
+        # In place (tiercc-perf's second half): the fastest launch, and its median over the previous.
+        now, before = entry["tiercc"], entry.get("previous")
+        if now and now["ip_samples_us"]:
+            entry["tiercc_ip_time_us"] = min(now["ip_samples_us"])
+            entry["tiercc_ip_over_best_peer"] = (best_peer[1]["time_us"] / entry["tiercc_ip_time_us"]
+                                                 if best_peer is not None else None)
+            if before and before["ip_samples_us"]:
+                entry["previous_ip_time_us"] = min(before["ip_samples_us"])
+                entry["tiercc_ip_time_over_previous"] = (statistics.median(now["ip_samples_us"]) /
+                                                         statistics.median(before["ip_samples_us"]))
         rows.append(entry)
     return rows
 
@@ -173,6 +186,40 @@ def table_lines(rows, markdown):
         lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
         lines += ["| " + " | ".join(cells) + " |" for cells in body]
         return lines
+    widths = [max(len(r[i]) for r in body + [head]) for i in range(len(head))]
+    fmt = lambda cells: "  ".join(c.rjust(w) for c, w in zip(cells, widths))
+    return [fmt(head)] + [fmt(cells) for cells in body]
+
+
+# MPI_Bcast has one buffer: the root's is the source, the others' the destination. That is
+# tiercc's broadcast in place; out of place its root also copies its send buffer to its receive
+# buffer, work the MPI call does not do. So broadcast gets a second table, in place.
+IN_PLACE_TABLES = ("broadcast",)
+
+
+def in_place_lines(rows, markdown):
+    head = ["size (B)", "tiercc in place busbw", "best peer busbw", "in place / best peer"]
+    with_previous = any("previous_ip_time_us" in entry for entry in rows)
+    if with_previous:
+        head += ["previous in place busbw", "in place median time / previous"]
+    gbps = lambda size, us: f"{size / us / 1e3:.2f}" if us else "-"
+    body = []
+    for entry in rows:
+        if "tiercc_ip_time_us" not in entry:
+            continue
+        peer = entry["peers"].get(entry["best_peer"], {}).get("best") if entry["best_peer"] else None
+        ratio = entry.get("tiercc_ip_over_best_peer")
+        cells = [human(entry["bytes"]), gbps(entry["bytes"], entry["tiercc_ip_time_us"]),
+                 cell_bw(peer, peer["variant"] if peer else None), "-" if ratio is None else f"{ratio:.2f}"]
+        if with_previous:
+            over = entry.get("tiercc_ip_time_over_previous")
+            cells += [gbps(entry["bytes"], entry.get("previous_ip_time_us")), "-" if over is None else f"{over:.3f}"]
+        body.append(cells)
+    if not body:
+        return []
+    if markdown:
+        return ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)] + [
+            "| " + " | ".join(cells) + " |" for cells in body]
     widths = [max(len(r[i]) for r in body + [head]) for i in range(len(head))]
     fmt = lambda cells: "  ".join(c.rjust(w) for c, w in zip(cells, widths))
     return [fmt(head)] + [fmt(cells) for cells in body]
@@ -274,6 +321,12 @@ def main():
         text.append(latency_line(rows))
         markdown += ["", f"**{title}**", ""] + table_lines(rows, True)
         markdown += ["", latency_line(rows)]
+        if coll in IN_PLACE_TABLES:
+            in_place = in_place_lines(rows, False)
+            if in_place:
+                note = f"{title}, in place, as MPI_Bcast works (busbw in GB/s, fastest launch)"
+                text += ["", f"== {note}"] + in_place
+                markdown += ["", f"**{note}**", ""] + in_place_lines(rows, True)
         problems += wrong_lines(coll, rows)
 
     load_note = (f"CPUs {args.idle_before}% idle before; other processes took {args.others_pct}% "

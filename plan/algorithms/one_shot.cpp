@@ -91,7 +91,7 @@ void oneShotRooted(Plan& plan, const Request& req, const Shape& s) {
   // The ranks that stage (a broadcast's root, a reduce's others) are not the busiest, the ranks that
   // read, and they stage the next call while those read this one (nobody waits for the release):
   // back to back, a call takes the readers' time (a 256 KiB broadcast on 2 ranks: 11-12 us, where
-  // staging and reading one after the other would take 15-16 us: docs/performance.md).
+  // the hierarchical plan's two pipelined fragments take 14-16 us: docs/performance.md).
   st.localBytes = 0;
   st.scaleUpBytes = (k - 1) * S;
 }
