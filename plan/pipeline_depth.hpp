@@ -1,4 +1,4 @@
-// How deep a plan pipelines: the fragments in flight (Plan::slots) and their size,
+// How deep a plan pipelines: the fragments in flight across domains (Plan::slots) and their size,
 // chosen by the cost model. Each fragment has its 1/slots of the window and scratch, and fills all
 // of it, or of a window larger than the default (TIERCC_SHM_CHUNK=auto may take one) a half, a
 // quarter, ... down to the default's (Plan::windowBytes): so a larger window only ever adds room,
@@ -6,11 +6,8 @@
 // More slots hide more of the rails' latency behind other fragments, but cut smaller fragments,
 // each paying its latency steps again. The price of each depth and size decides. (Not smaller than
 // the default's: the model prices a rail message's latency as hidden in flight, not the CPU time
-// a transport spends on each, so it would cut ever smaller fragments.) Inside one domain a plan
-// keeps one fragment in flight, unless different ranks run its steps (a broadcast: the root
-// stages, the others copy), where it may go deeper, down to a quarter of the default window.
-// The selector (for the runtime) and tiercc-sim both build plans through here, so they run and
-// price the same.
+// a transport spends on each, so it would cut ever smaller fragments.) The selector (for the
+// runtime) and tiercc-sim both build plans through here, so they run and price the same.
 #pragma once
 
 #include "plan/cost_model.hpp"

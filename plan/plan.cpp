@@ -110,20 +110,14 @@ std::uint64_t Plan::sum(std::uint64_t Step::*field) const {
 //   time = (F - 1) period + trip.
 // Without latency in flight and with two slots this is max(up, out) + min(up, out) / F.
 // Scale-up steps that do not wait for the scale-out steps before them (Step::after) run while
-// those steps' transfers are on the wire: up to those steps' time leaves the trip. Scale-up
-// steps that only the root, or only the other ranks, run (Step::runner) occupy different ranks:
-// in the period only the busier of the two counts, so that a pipeline pays off inside one domain
-// too (a broadcast's root stages while the others copy the fragment before).
+// those steps' transfers are on the wire: up to those steps' time leaves the trip.
 double Plan::combine(const std::vector<double>& stepSeconds, const std::vector<double>& inFlightSeconds) const {
   double up = 0, out = 0, inFlight = 0, overlapped = 0;
-  double rootUp = 0, othersUp = 0;  // of `up`, what the root runs and what each other rank runs
   double onTheWire = 0;        // of the scale-out steps no later step has waited for yet
   std::uint64_t unwaited = 0;  // those steps (Step::after's bits)
   for (std::size_t i = 0; i < steps.size() && i < stepSeconds.size(); ++i) {
     if (steps[i].tier != Tier::ScaleOut) {
       up += stepSeconds[i];
-      if (steps[i].runner != Runner::NotRoot) rootUp += stepSeconds[i];
-      if (steps[i].runner != Runner::Root) othersUp += stepSeconds[i];
       if (steps[i].after & unwaited) {
         onTheWire = 0;
         unwaited = 0;
@@ -143,7 +137,7 @@ double Plan::combine(const std::vector<double>& stepSeconds, const std::vector<d
   }
   if (slots <= 1 || fragments <= 1) return up + out + inFlight - overlapped;
   const double F = fragments, trip = (up + out + inFlight - overlapped) / F;
-  const double period = std::max({std::max(rootUp, othersUp) / F, out / F, trip / slots});
+  const double period = std::max({up / F, out / F, trip / slots});
   return (F - 1) * period + trip;
 }
 

@@ -96,21 +96,10 @@ enum class Exchange : std::uint8_t {
   Across,     ///< every rank with every rank of the other domains
 };
 
-/// Which ranks do a step's work, where only some do: in a pipelined plan the steps that different
-/// ranks run overlap across the fragments in flight, so a fragment's period is the busier rank's
-/// share of them, not their sum (a broadcast's root stages fragment j + 1 while the others copy
-/// fragment j).
-enum class Runner : std::uint8_t {
-  Every,    ///< every rank (or each rank its part of the work: the busiest is priced)
-  Root,     ///< only the root (broadcast, reduce)
-  NotRoot,  ///< every rank but the root
-};
-
 struct Step {
   StepKind kind = StepKind::Stage;
   Tier tier = Tier::ScaleUp;  ///< the tier that paces the step (its slowest link)
   Group group = Group::Domain;
-  Runner runner = Runner::Every;
   Pieces pieces = Pieces::None;
   Buffer in = Buffer::None;   ///< where the step reads its peers' (or its own) data
   Buffer out = Buffer::None;  ///< where it writes

@@ -82,12 +82,19 @@ TEST(Collectives, UnevenTwoTwoOne) { runTopology({5, 2, {}}, kCounts); }
 // A 4 KiB window: many rounds per call, with slots smaller than a block.
 TEST(Collectives, ManyRoundsSmallWindow) { runTopology({4, 2, {}}, {513, 3000}, {{"TIERCC_SHM_CHUNK", "4096"}}); }
 // Eight fragments in flight (the deepest pipeline), 2 and 5 of them in uneven domains, and inside
-// one domain (where only broadcast goes deeper unless asked): every slot of the window and
-// scratch reused many times over a call, ranks of a domain several rounds apart.
+// one domain, where only an asked depth pipelines (the hierarchical plans on the staged path:
+// a broadcast's root runs rounds ahead of its readers): every slot of the window and scratch
+// reused many times over a call.
 TEST(Collectives, EightSlotsInFlight) {
   runTopology({4, 2, {}}, {513, 3000}, {{"TIERCC_SHM_CHUNK", "8192"}, {"TIERCC_PIPELINE_SLOTS", "8"}});
   runTopology({5, 2, {}}, {1001}, {{"TIERCC_SHM_CHUNK", "8192"}, {"TIERCC_PIPELINE_SLOTS", "4"}});
-  runTopology({3, 3, {}}, {513, 3000}, {{"TIERCC_SHM_CHUNK", "8192"}, {"TIERCC_PIPELINE_SLOTS", "8"}});
+  runTopology({3, 3, {}}, {513, 3000},
+              {{"TIERCC_SHM_CHUNK", "8192"},
+               {"TIERCC_PIPELINE_SLOTS", "8"},
+               {"TIERCC_PATH", "staged"},
+               {"TIERCC_ALGO",
+                "allreduce:hierarchical,reduce_scatter:hierarchical,allgather:hierarchical,"
+                "broadcast:hierarchical,reduce:hierarchical,alltoall:hierarchical"}});
 }
 
 // On uniform domains the slow tier carries exactly the bound for each collective.

@@ -263,43 +263,20 @@ TierModel runtimeDefaults() {  // docs/parameters.md, on a CPU with 1 MiB of L2
   return m;
 }
 
-// In a pipeline the steps only the root runs overlap the steps the other ranks run: per fragment
-// the busier of the two counts, where the steps every rank runs add up.
-TEST(PlanPrice, StepsOfDifferentRanksOverlapInAPipeline) {
-  Plan plan;
-  plan.fragments = 4;
-  plan.slots = 2;
-  plan.steps.resize(2);
-  plan.steps[0].runner = Runner::Root;
-  plan.steps[1].runner = Runner::NotRoot;
-  // A fragment's trip is 2 / 4; one leaves every max(1 / 4, trip / 2): 3 * 0.25 + 0.5.
-  EXPECT_DOUBLE_EQ(plan.combine({1.0, 1.0}), 1.25);
-  plan.steps[1].runner = Runner::Every;  // the root runs both: every 2 / 4
-  EXPECT_DOUBLE_EQ(plan.combine({1.0, 1.0}), 2.0);
-  plan.slots = 1;  // one at a time: the steps one after the other
-  plan.steps[1].runner = Runner::NotRoot;
-  EXPECT_DOUBLE_EQ(plan.combine({1.0, 1.0}), 2.0);
-}
-
-// Inside one domain a staged broadcast pipelines: the root stages fragment j + 1 while the others
-// copy fragment j (2 ranks, 1-64 MiB: 1.3-1.7x faster in place, docs/performance.md). Plans
-// whose every step every rank runs keep one fragment in flight, and a depth asked for is taken.
-TEST(Selector, OneDomainPipelinesWhereRanksRunDifferentSteps) {
+// Inside one domain a plan keeps one fragment in flight unless a depth is asked for
+// (TIERCC_PIPELINE_SLOTS), which it then takes: fragments cut from the window's share of each slot.
+TEST(Selector, OneDomainKeepsOneFragmentInFlightUnlessAsked) {
   const TierModel m = runtimeDefaults();
-  for (int k : {2, 8}) {
-    const Shape s = Shape::uniformDomains(1, k);
-    const Request r = request(Collective::Broadcast, 1u << 20);  // 4 MiB
-    const Plan deep = buildAtBestDepth(Algorithm::Hierarchical, r, s, m);
-    Request one = r;
-    one.slots = 1;
-    const Plan shallow = buildAtBestDepth(Algorithm::Hierarchical, one, s, m);
-    EXPECT_GT(deep.slots, 1u) << k;
-    EXPECT_GT(deep.fragments, 1u) << k;
-    EXPECT_EQ(shallow.slots, 1u) << k;
-    EXPECT_LT(deep.predictedSeconds, 0.8 * shallow.predictedSeconds) << k;
-    for (Collective c : {Collective::AllGather, Collective::Reduce, Collective::AllReduce, Collective::ReduceScatter})
-      EXPECT_EQ(buildAtBestDepth(Algorithm::Hierarchical, request(c, 1u << 20), s, m).slots, 1u)
-          << toString(c) << " on " << k;
+  const Shape s = Shape::uniformDomains(1, 2);
+  for (Collective c : {Collective::Broadcast, Collective::AllGather, Collective::AllReduce}) {
+    Request r = request(c, 1u << 20);  // 4 MiB
+    const Plan automatic = buildAtBestDepth(Algorithm::Hierarchical, r, s, m);
+    EXPECT_EQ(automatic.slots, 1u) << toString(c);
+    r.slots = 8;
+    const Plan asked = buildAtBestDepth(Algorithm::Hierarchical, r, s, m);
+    EXPECT_EQ(asked.slots, 8u) << toString(c);
+    EXPECT_GT(asked.fragments, automatic.fragments) << toString(c);
+    EXPECT_LE(asked.fragmentCount * 4 * 8, kDefaultWindowBytes) << toString(c);
   }
 }
 

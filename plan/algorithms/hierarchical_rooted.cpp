@@ -34,7 +34,6 @@ void hierarchicalBroadcast(Plan& plan, const Request& req, const Shape& s) {
   beginDomainPlan(plan, req, s, direct ? plan.count : req.windowBytes / domainSlots(s, req) / es, kNeedRootSend,
                   Pieces::Vector,
                   double(S));  // the root only stages
-  if (!direct) plan.steps.back().runner = Runner::Root;
   const double F = plan.fragments;
   if (D > 1) {
     Step& rail =
@@ -48,9 +47,6 @@ void hierarchicalBroadcast(Plan& plan, const Request& req, const Shape& s) {
   }
   Step& gather = addStep(plan, StepKind::DomainGather, Group::Domain, "every rank copies the fragment", Pieces::Vector,
                          direct ? Buffer::PeerSend : Buffer::Window, Buffer::Recv);
-  // The root has the data: out of place it copies it into its receive buffer, which the cost
-  // model leaves out, as it does for every rank's own copy (the busiest rank copies S from a peer).
-  gather.runner = Runner::NotRoot;
   gather.latencySteps = direct ? 0 : F;  // direct: the root's send buffer is ready since Agree
   gather.busiestBytes = double(S);
   gather.scaleUpBytes = overDomains(s, [&](std::uint64_t k) { return (k - 1) * S; });

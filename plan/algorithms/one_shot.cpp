@@ -88,11 +88,7 @@ void oneShotRooted(Plan& plan, const Request& req, const Shape& s) {
   st.finalizes = !broadcast;
   st.latencySteps = S <= req.windowBytes / 2 ? 1 : 2;
   st.busiestBytes = double(broadcast ? S : (k - 1) * S);  // a peer reads the root's vector; a root, every peer's
-  // The ranks that stage (a broadcast's root, a reduce's others) are not the busiest, the ranks that
-  // read, and they stage the next call while those read this one (nobody waits for the release):
-  // back to back, a call takes the readers' time (a 256 KiB broadcast on 2 ranks: 11-12 us, where
-  // the hierarchical plan's two pipelined fragments take 14-16 us: docs/performance.md).
-  st.localBytes = 0;
+  st.localBytes = double(S);                               // what the ranks that stage copy in
   st.scaleUpBytes = (k - 1) * S;
 }
 
