@@ -54,8 +54,8 @@ struct Request {
   /// of it its fragments are cut from (plan/pipeline_depth.hpp).
   std::size_t windowBytes = kDefaultWindowBytes;
   std::size_t railMessageBytes = 0;    ///< the transport's preferred largest rail message (0: any)
-  /// Fragments in flight across domains (Plan::slots), 1 to kMaxSlots; 0: buildPlan takes 2, the
-  /// selector the depth the cost model prices fastest (plan/pipeline_depth.hpp).
+  /// Fragments in flight (Plan::slots), 1 to kMaxSlots; 0: inside one domain 1, across domains
+  /// buildPlan takes 2, the selector the depth the cost model prices fastest (pipeline_depth.hpp).
   std::uint32_t slots = 0;
   std::size_t totalBytes = 0;          ///< alltoallv: bytes the collective moves in all, every rank
   /// alltoallv, optional: bytes from rank i to rank j at [i * size + j]. With it the plan's byte

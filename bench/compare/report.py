@@ -202,6 +202,8 @@ def in_place_lines(rows, markdown):
     with_previous = any("previous_ip_time_us" in entry for entry in rows)
     if with_previous:
         head += ["previous in place busbw", "in place median time / previous"]
+    # Bytes over time: algbw, which is broadcast's busbw (factor 1; another collective would
+    # need its nccl-tests factor here).
     gbps = lambda size, us: f"{size / us / 1e3:.2f}" if us else "-"
     body = []
     for entry in rows:
