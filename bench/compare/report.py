@@ -182,6 +182,11 @@ def table_lines(rows, markdown):
                 ratio = entry.get(key)
                 cells.append("-" if ratio is None else f"{ratio:.3f}")
         body.append(cells)
+    return render(head, body, markdown)
+
+
+def render(head, body, markdown):
+    """A table's lines: Markdown, or plain text in right-aligned columns."""
     if markdown:
         lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
         lines += ["| " + " | ".join(cells) + " |" for cells in body]
@@ -217,14 +222,7 @@ def in_place_lines(rows, markdown):
             over = entry.get("tiercc_ip_time_over_previous")
             cells += [gbps(entry["bytes"], entry.get("previous_ip_time_us")), "-" if over is None else f"{over:.3f}"]
         body.append(cells)
-    if not body:
-        return []
-    if markdown:
-        return ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)] + [
-            "| " + " | ".join(cells) + " |" for cells in body]
-    widths = [max(len(r[i]) for r in body + [head]) for i in range(len(head))]
-    fmt = lambda cells: "  ".join(c.rjust(w) for c, w in zip(cells, widths))
-    return [fmt(head)] + [fmt(cells) for cells in body]
+    return render(head, body, markdown) if body else []
 
 
 def latency_line(rows):
