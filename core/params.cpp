@@ -31,7 +31,9 @@ const std::vector<Info> kParams = {
     {"TIERCC_FAULT", "string", "",
      "tests: inject a fault, ACTION:rank=R[:call=N][:step=S][:ms=M] with ACTION kill, stop, stall or error "
      "(core/fault_injection.hpp)"},
-    {"TIERCC_TRANSPORT", "string", "", "scale-out transport: ibverbs, ucx or tcp (default: the first that works here)"},
+    {"TIERCC_TRANSPORT", "string", "",
+     "scale-out transport: ibverbs, ucx or tcp (default: ibverbs where an RDMA device is, else ucx where UCX has a "
+     "network transport besides tcp, else tcp; tiercc-info says why)"},
     {"TIERCC_SOCKET_IFADDR", "string", "",
      "address the TCP scale-out transport listens on, or one per local rank (a,b,...); default: by "
      "TIERCC_SOCKET_IFNAME, else the first routable address when the job spans hosts, else 127.0.0.1"},

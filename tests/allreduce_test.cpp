@@ -8,6 +8,7 @@
 
 #include "tests/collective_reference.hpp"
 #include "tests/support/multiprocess.hpp"
+#include "tests/support/transport_skip.hpp"
 #include "tiercc/tiercc.h"
 #include "tiercc/tiercc.hpp"
 
@@ -91,6 +92,10 @@ TEST(Allreduce, TwoDomainsOfOne) { runLayout({"2x1", 2, {}, 1}, {}, kSmallCounts
 TEST(Allreduce, ThreeRanksUnevenDomains) { runLayout({"2+1", 3, {7, 7, 3}, 0}, {}, kSmallCounts); }
 TEST(Allreduce, FiveRanksDomainsOfTwo) { runLayout({"2+2+1", 5, {}, 2}, {}, kSmallCounts); }
 TEST(Allreduce, EightRanksTwoDomainsOfFour) { runLayout({"2x4", 8, {}, 4}, {}, kSmallCounts); }
+TEST(Allreduce, FiveRanksDomainsOfTwoOverUcx) {
+  TIERCC_SKIP_WITHOUT_TRANSPORT("ucx");
+  runLayout({"2+2+1", 5, {}, 2}, {{"TIERCC_TRANSPORT", "ucx"}}, kSmallCounts);
+}
 TEST(Allreduce, OneDomainOfFour) { runLayout({"1x4", 4, {}, 0}, {}, kSmallCounts); }
 // The same small counts through reduce-scatter + allgather instead of one-shot.
 const std::vector<std::pair<std::string, std::string>> kTwoShot{{"TIERCC_ALLREDUCE_ONESHOT_BYTES", "0"}};

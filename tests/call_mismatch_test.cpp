@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tests/support/multiprocess.hpp"
+#include "tests/support/transport_skip.hpp"
 #include "tiercc/tiercc.hpp"
 
 namespace tiercc::test {
@@ -20,16 +21,17 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Every rank runs `call` (which differs on `odd`), which must fail with InvalidArgument within
-// `limit` (well before TIERCC_TIMEOUT, `timeout`, unless said otherwise) saying `needle`; the
-// receive buffer is not checked: the call failed midway.
+// `limit` (well before TIERCC_TIMEOUT, `timeout`, unless said otherwise) saying `needle`, over
+// `transport` (null: the default); the receive buffer is not checked: the call failed midway.
 void everyRankRefuses(int ranks, int domainSize, int odd, const std::string& needle,
                       const std::function<void(Communicator&, bool odd)>& call, const char* timeout = "30s",
-                      std::chrono::seconds limit = std::chrono::seconds(5)) {
+                      std::chrono::seconds limit = std::chrono::seconds(5), const char* transport = nullptr) {
   JobOptions jo;
   jo.env = {{"TIERCC_DOMAIN_SIZE", std::to_string(domainSize)},
             {"TIERCC_TIMEOUT", timeout},
             {"TIERCC_HEARTBEAT_PERIOD", "100ms"},
             {"TIERCC_DEBUG", "NONE"}};
+  if (transport) jo.env.push_back({"TIERCC_TRANSPORT", transport});
   jo.timeout = std::chrono::seconds(60);
   JobResult result = runRanks(
       ranks,
@@ -87,17 +89,33 @@ TEST(CallMismatch, DatatypeAcrossDomains) {
 }
 
 // Domain 1 (ranks 2, 3) broadcasts from rank 2, domain 0 from rank 0: both roots only send, so
-// no receive sees a wrong tag and nothing compares the calls until the deadline (TIERCC_TIMEOUT
-// 3 s here). Then the progress every rank published names both calls, and every rank of the 2x2
-// job raises InvalidArgument, not Timeout.
+// no receive sees a wrong tag. Over UCX a 64 KiB send waits for its receiver (rendezvous), so
+// nothing compares the calls until the deadline (TIERCC_TIMEOUT 3 s here). Then the progress
+// every rank published names both calls, and every rank of the 2x2 job raises InvalidArgument,
+// not Timeout.
 TEST(CallMismatch, RootAcrossDomainsIsACallersErrorAtTheDeadline) {
+  TIERCC_SKIP_WITHOUT_TRANSPORT("ucx");
   everyRankRefuses(
       4, 2, -1, "the ranks' calls do not match",
       [](Communicator& c, bool) {
         std::vector<float> buf(1 << 14, 1.0f);
         c.broadcast(buf.data(), buf.data(), buf.size(), DataType::F32, c.domain() == 1 ? 2 : 0);
       },
-      "3s", std::chrono::seconds(8));
+      "3s", std::chrono::seconds(8), "ucx");
+}
+
+// The same over tcp, whose send is done once the kernel holds it: both roots' broadcasts return
+// (each domain has its own root's data, as MPI's eager sends would give), and the next call
+// meets the message nobody received: every rank raises InvalidArgument there, at once.
+TEST(CallMismatch, RootAcrossDomainsOverTcpIsACallersErrorAtTheNextCall) {
+  everyRankRefuses(
+      4, 2, -1, "does not match the posted receive",
+      [](Communicator& c, bool) {
+        std::vector<float> buf(1 << 14, 1.0f);
+        c.broadcast(buf.data(), buf.data(), buf.size(), DataType::F32, c.domain() == 1 ? 2 : 0);
+        c.allreduce(buf.data(), buf.data(), buf.size(), DataType::F32, ReduceOp::Sum);
+      },
+      "3s", std::chrono::seconds(2), "tcp");
 }
 
 }  // namespace

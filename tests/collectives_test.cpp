@@ -6,6 +6,7 @@
 
 #include "tests/collective_checks.hpp"
 #include "tests/support/multiprocess.hpp"
+#include "tests/support/transport_skip.hpp"
 #include "tiercc/tiercc.hpp"
 
 namespace tiercc::test {
@@ -79,6 +80,12 @@ TEST(Collectives, ThreeDomainsOfTwo) { runTopology({6, 2, {}}, kCounts); }
 TEST(Collectives, TwoDomainsOfThree) { runTopology({6, 3, {}}, kCounts); }
 TEST(Collectives, UnevenThreePlusOne) { runTopology({4, 0, {5, 5, 9, 5}}, kCounts); }
 TEST(Collectives, UnevenTwoTwoOne) { runTopology({5, 2, {}}, kCounts); }
+// The default transport here is tcp (UCX has only sockets on this machine); UCX carries the same
+// matrix wherever it runs.
+TEST(Collectives, ThreeDomainsOfTwoOverUcx) {
+  TIERCC_SKIP_WITHOUT_TRANSPORT("ucx");
+  runTopology({6, 2, {}}, kCounts, {{"TIERCC_TRANSPORT", "ucx"}});
+}
 // A 4 KiB window: many rounds per call, with slots smaller than a block.
 TEST(Collectives, ManyRoundsSmallWindow) { runTopology({4, 2, {}}, {513, 3000}, {{"TIERCC_SHM_CHUNK", "4096"}}); }
 // Eight fragments in flight (the deepest pipeline), 2 and 5 of them in uneven domains, and inside

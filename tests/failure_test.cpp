@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -15,6 +14,7 @@
 #include "tests/support/free_ports.hpp"
 #include "tests/support/multiprocess.hpp"
 #include "tests/support/shm_entries.hpp"
+#include "tests/support/transport_skip.hpp"
 #include "tiercc/tiercc.hpp"
 
 namespace tiercc::test {
@@ -56,10 +56,12 @@ void stopUntilKilled(unsigned seconds) {
   raise(SIGSTOP);
 }
 
-JobOptions failureJob(int domainSize) {
+// `transport`: TIERCC_TRANSPORT for the job; null, the default.
+JobOptions failureJob(int domainSize, const char* transport = nullptr) {
   JobOptions jo;
   jo.env = {{"TIERCC_TIMEOUT", "30s"}, {"TIERCC_DEBUG", "NONE"}};
   if (domainSize) jo.env.push_back({"TIERCC_DOMAIN_SIZE", std::to_string(domainSize)});
+  if (transport) jo.env.push_back({"TIERCC_TRANSPORT", transport});
   jo.timeout = std::chrono::seconds(60);
   return jo;
 }
@@ -76,21 +78,29 @@ TEST(Failure, PeerDiesInsideDomain) {
 
 // Rank 2 is alone in domain 1 and is killed: rank 0 (its rail peer) sees the connection close,
 // and rank 1, which waits on rank 0 inside the domain, hears of it from rank 0: both name rank 2.
-TEST(Failure, PeerKilledAcrossDomains) {
-  JobResult result = runRanks(3, [](int rank, const std::string& store) {
-    Communicator comm(store, 3, rank);
-    if (rank == 2) {
-      comm.barrier();
-      kill(getpid(), SIGKILL);
-    }
-    expectAllreduceFails(comm, ErrorCode::PeerFailure, "rank 2", std::chrono::seconds(10), true);
-    // The communicator stays failed: later calls report the same error at once.
-    expectAllreduceFails(comm, ErrorCode::PeerFailure, "rank", std::chrono::seconds(1));
-  }, failureJob(2));
+void peerKilledAcrossDomains(const char* transport) {
+  JobResult result = runRanks(
+      3,
+      [](int rank, const std::string& store) {
+        Communicator comm(store, 3, rank);
+        if (rank == 2) {
+          comm.barrier();
+          kill(getpid(), SIGKILL);
+        }
+        expectAllreduceFails(comm, ErrorCode::PeerFailure, "rank 2", std::chrono::seconds(10), true);
+        // The communicator stays failed: later calls report the same error at once.
+        expectAllreduceFails(comm, ErrorCode::PeerFailure, "rank", std::chrono::seconds(1));
+      },
+      failureJob(2, transport));
   ASSERT_EQ(result.ranks.size(), 3u);
   EXPECT_TRUE(result.ranks[0].ok()) << result.report();
   EXPECT_TRUE(result.ranks[1].ok()) << result.report();
   EXPECT_TRUE(WIFSIGNALED(result.ranks[2].status));
+}
+TEST(Failure, PeerKilledAcrossDomains) { peerKilledAcrossDomains(nullptr); }
+TEST(Failure, PeerKilledAcrossDomainsOverUcx) {
+  TIERCC_SKIP_WITHOUT_TRANSPORT("ucx");
+  peerKilledAcrossDomains("ucx");
 }
 
 // 2x2, rank 3 killed: ranks 1 (its rail peer) and 2 (its domain peer) see it; rank 0 only sees
@@ -213,37 +223,44 @@ TEST(Failure, AbortTellsThePeersWithinAPeriod) {
 // Work::wait(timeout) gives up, then abort() stops the operation: when abort() returns, the
 // operation has ended (its Work is done, with Aborted), so the caller may free its buffers. In a
 // domain (shm) and across domains (the transport).
-void abortAfterWaitTimeout(int domainSize) {
-  JobResult result = runRanks(2, [](int rank, const std::string& store) {
-    Communicator comm(store, 2, rank);
-    comm.barrier();
-    if (rank == 1) {
-      sleep(4);  // never joins the allreduce
-      return;
-    }
-    std::vector<float> send(1 << 22, 1.0f), recv(1 << 22, 0.0f);
-    Work w = comm.allreduceAsync(send.data(), recv.data(), send.size(), DataType::F32, ReduceOp::Sum);
-    try {
-      w.wait(std::chrono::milliseconds(300));
-      TIERCC_CHECK(false, "the allreduce finished without rank 1");
-    } catch (const Error& e) {
-      TIERCC_CHECK(e.code() == ErrorCode::Timeout, toString(e.code()) << ": " << e.what());
-    }
-    const auto start = Clock::now();
-    comm.abort();
-    TIERCC_CHECK(Clock::now() - start < std::chrono::seconds(5), "abort took too long");
-    try {
-      const bool done = w.test();  // no waiting: the operation must have ended already
-      TIERCC_CHECK(false, "the aborted allreduce " << (done ? "succeeded" : "still runs after abort() returned"));
-    } catch (const Error& e) {
-      TIERCC_CHECK(e.code() == ErrorCode::Aborted, toString(e.code()) << ": " << e.what());
-    }
-  }, failureJob(domainSize));
+void abortAfterWaitTimeout(int domainSize, const char* transport = nullptr) {
+  JobResult result = runRanks(
+      2,
+      [](int rank, const std::string& store) {
+        Communicator comm(store, 2, rank);
+        comm.barrier();
+        if (rank == 1) {
+          sleep(4);  // never joins the allreduce
+          return;
+        }
+        std::vector<float> send(1 << 22, 1.0f), recv(1 << 22, 0.0f);
+        Work w = comm.allreduceAsync(send.data(), recv.data(), send.size(), DataType::F32, ReduceOp::Sum);
+        try {
+          w.wait(std::chrono::milliseconds(300));
+          TIERCC_CHECK(false, "the allreduce finished without rank 1");
+        } catch (const Error& e) {
+          TIERCC_CHECK(e.code() == ErrorCode::Timeout, toString(e.code()) << ": " << e.what());
+        }
+        const auto start = Clock::now();
+        comm.abort();
+        TIERCC_CHECK(Clock::now() - start < std::chrono::seconds(5), "abort took too long");
+        try {
+          const bool done = w.test();  // no waiting: the operation must have ended already
+          TIERCC_CHECK(false, "the aborted allreduce " << (done ? "succeeded" : "still runs after abort() returned"));
+        } catch (const Error& e) {
+          TIERCC_CHECK(e.code() == ErrorCode::Aborted, toString(e.code()) << ": " << e.what());
+        }
+      },
+      failureJob(domainSize, transport));
   EXPECT_TRUE(result.ok()) << result.report();
 }
 
 TEST(Failure, AbortAfterAWaitTimeoutEndsTheOperationInADomain) { abortAfterWaitTimeout(0); }
 TEST(Failure, AbortAfterAWaitTimeoutEndsTheOperationAcrossDomains) { abortAfterWaitTimeout(1); }
+TEST(Failure, AbortAfterAWaitTimeoutEndsTheOperationAcrossDomainsOverUcx) {
+  TIERCC_SKIP_WITHOUT_TRANSPORT("ucx");
+  abortAfterWaitTimeout(1, "ucx");
+}
 
 // A blocking allreduce on one thread, abort() from another, then the communicator destroyed:
 // once abort() returns the operation has ended (its buffers are not written again) and the

@@ -19,6 +19,7 @@
 
 #include "tests/support/free_ports.hpp"
 #include "tests/support/multiprocess.hpp"
+#include "tests/support/transport_skip.hpp"
 #include "tiercc/tiercc.hpp"
 
 namespace tiercc::test {
@@ -38,6 +39,7 @@ struct FaultCase {
   int victim;
   int call;
   int step;
+  const char* transport = nullptr;  // TIERCC_TRANSPORT; null: the default (tcp here)
 };
 
 std::string specOf(const FaultCase& c) {
@@ -47,8 +49,18 @@ std::string specOf(const FaultCase& c) {
   return s;
 }
 
+// "OverUcx" for a case that names its transport, else nothing.
+std::string overTransport(const FaultCase& c) {
+  if (!c.transport) return "";
+  std::string t = c.transport;
+  t[0] = static_cast<char>(t[0] - 'a' + 'A');
+  return "Over" + t;
+}
+
 // How gtest and ctest show a case.
-void PrintTo(const FaultCase& c, std::ostream* os) { *os << specOf(c); }
+void PrintTo(const FaultCase& c, std::ostream* os) {
+  *os << specOf(c) << (c.transport ? std::string(" over ") + c.transport : std::string());
+}
 
 // Call k: a collective (k % 4) of a size class ((k / 4) % 3): 8 elements (one-shot), 48 Ki
 // (direct), 640 Ki f32 per rank (staged, several fragments). Values are small integers: every
@@ -145,6 +157,7 @@ class FaultMatrix : public ::testing::TestWithParam<FaultCase> {};
 
 TEST_P(FaultMatrix, NoWrongResultAndNoHang) {
   const FaultCase c = GetParam();
+  if (c.transport) TIERCC_SKIP_WITHOUT_TRANSPORT(c.transport);
   const std::uint16_t port = freePortsBelowEphemeral(1);  // for the store rank 0 hosts
   ASSERT_NE(port, 0) << "no free port for the store";
   JobOptions jo;
@@ -153,6 +166,7 @@ TEST_P(FaultMatrix, NoWrongResultAndNoHang) {
             {"TIERCC_TIMEOUT", std::to_string(kTimeout.count()) + "ms"},
             {"TIERCC_HEARTBEAT_PERIOD", "200ms"},
             {"TIERCC_HEARTBEAT_TIMEOUT", "1500ms"}};
+  if (c.transport) jo.env.push_back({"TIERCC_TRANSPORT", c.transport});
   jo.timeout = std::chrono::seconds(60);
   const std::string action = c.action;
   JobResult result = runRanks(
@@ -185,18 +199,20 @@ TEST_P(FaultMatrix, NoWrongResultAndNoHang) {
 }
 
 // Victims: rank 0 (domain 0, the store's host), rank 1 (its domain peer), rank 3 (domain 1).
-// Calls 4..15 cover every collective of the mix at every size; steps 0..2.
+// Calls 4..15 cover every collective of the mix at every size; steps 0..2. The victims in
+// domain 1, whose faults the other domain meets on the scale-out tier, run once over UCX too.
 const FaultCase kCases[] = {
-    {"kill", 0, 4, 0},   {"kill", 1, 5, 1},   {"kill", 3, 6, 2},   {"stop", 0, 7, 1},
-    {"stop", 1, 8, 2},   {"stop", 3, 9, 0},   {"stall", 0, 10, 2}, {"stall", 1, 11, 0},
-    {"stall", 3, 12, 1}, {"error", 0, 13, 0}, {"error", 1, 14, 1}, {"error", 3, 15, 2},
+    {"kill", 0, 4, 0},   {"kill", 1, 5, 1},   {"kill", 3, 6, 2},   {"kill", 3, 6, 2, "ucx"},
+    {"stop", 0, 7, 1},   {"stop", 1, 8, 2},   {"stop", 3, 9, 0},   {"stop", 3, 9, 0, "ucx"},
+    {"stall", 0, 10, 2}, {"stall", 1, 11, 0}, {"stall", 3, 12, 1}, {"stall", 3, 12, 1, "ucx"},
+    {"error", 0, 13, 0}, {"error", 1, 14, 1}, {"error", 3, 15, 2}, {"error", 3, 15, 2, "ucx"},
 };
 
 std::string caseName(const ::testing::TestParamInfo<FaultCase>& p) {
   std::string name = p.param.action;
   name[0] = static_cast<char>(name[0] - 'a' + 'A');
   return name + "Rank" + std::to_string(p.param.victim) + "AtCall" + std::to_string(p.param.call) + "Step" +
-         std::to_string(p.param.step);
+         std::to_string(p.param.step) + overTransport(p.param);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, FaultMatrix, ::testing::ValuesIn(kCases), caseName);

@@ -14,6 +14,7 @@
 
 #include "tests/collective_checks.hpp"
 #include "tests/support/multiprocess.hpp"
+#include "tests/support/transport_skip.hpp"
 #include "tiercc/tiercc.hpp"
 
 namespace tiercc::test {
@@ -166,7 +167,7 @@ struct Topo {
   std::vector<int> domainIds;  // per rank, when uneven
 };
 
-void runTopology(const Topo& topo) {
+void runTopology(const Topo& topo, const char* transport = nullptr) {
   char dirTemplate[] = "/tmp/tiercc-flat-XXXXXX";
   ASSERT_NE(::mkdtemp(dirTemplate), nullptr);
   const std::string dir = dirTemplate;
@@ -174,6 +175,7 @@ void runTopology(const Topo& topo) {
   jo.timeout = std::chrono::seconds(60);
   jo.env.push_back({"TIERCC_TIMEOUT", "30s"});
   jo.env.push_back({"TIERCC_SHM_CHUNK", "4096"});  // scratch of 4 KiB: large counts fragment
+  if (transport) jo.env.push_back({"TIERCC_TRANSPORT", transport});
   if (topo.domainSize) jo.env.push_back({"TIERCC_DOMAIN_SIZE", std::to_string(topo.domainSize)});
   if (!topo.domainIds.empty())
     jo.rankEnv = [&](int r) {
@@ -201,6 +203,11 @@ TEST(FlatCollectives, TwoDomainsOfOne) { runTopology({2, 1, {}}); }
 TEST(FlatCollectives, TwoDomainsOfTwo) { runTopology({4, 2, {}}); }
 TEST(FlatCollectives, ThreeDomainsOfTwo) { runTopology({6, 2, {}}); }
 TEST(FlatCollectives, TwoDomainsOfThree) { runTopology({6, 3, {}}); }
+// Flat algorithms address peers off the rails, which connect on first use: over UCX too.
+TEST(FlatCollectives, TwoDomainsOfThreeOverUcx) {
+  TIERCC_SKIP_WITHOUT_TRANSPORT("ucx");
+  runTopology({6, 3, {}}, "ucx");
+}
 TEST(FlatCollectives, UnevenThreePlusOne) { runTopology({4, 0, {5, 5, 9, 5}}); }
 // Five ranks: the butterflies fold one rank, Bruck and k-nomial have a partial last step.
 TEST(FlatCollectives, UnevenTwoTwoOne) { runTopology({5, 2, {}}); }

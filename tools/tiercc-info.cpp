@@ -40,7 +40,9 @@ void printTransports(std::ostream& out) {
   out << "scale-out transports (default: " << tiercc::defaultTransportName() << "):\n";
   for (const std::string& name : tiercc::transportNames()) {
     auto why = tiercc::transportUnavailable(name);
-    out << "  " << name << ": " << (why ? "unavailable: " + *why : std::string("available")) << "\n";
+    auto passedOver = tiercc::transportPassedOver(name);
+    out << "  " << name << ": " << (why ? "unavailable: " + *why : std::string("available"))
+        << (!why && passedOver ? " (not the default: " + *passedOver + ")" : std::string()) << "\n";
   }
 }
 

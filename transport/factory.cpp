@@ -21,6 +21,8 @@ namespace {
 struct Backend {
   const char* name;
   std::optional<std::string> (*unavailable)();
+  /// Why the default choice passes over it although it runs; null: it never does.
+  std::optional<std::string> (*passedOver)();
   std::unique_ptr<Transport> (*create)(Store&, const TransportSetup&);
 };
 
@@ -30,12 +32,12 @@ std::optional<std::string> tcpUnavailable() { return std::nullopt; }
 const std::vector<Backend>& backends() {
   static const std::vector<Backend> kBackends = {
 #ifdef TIERCC_HAVE_VERBS
-      {"ibverbs", ibverbsUnavailable, createIbverbsTransport},
+      {"ibverbs", ibverbsUnavailable, nullptr, createIbverbsTransport},
 #endif
 #ifdef TIERCC_HAVE_UCX
-      {"ucx", ucxTransportUnavailable, createUcxTransport},
+      {"ucx", ucxTransportUnavailable, ucxTransportPassedOver, createUcxTransport},
 #endif
-      {"tcp", tcpUnavailable, createTcpTransport},
+      {"tcp", tcpUnavailable, nullptr, createTcpTransport},
   };
   return kBackends;
 }
@@ -66,11 +68,16 @@ std::optional<std::string> transportUnavailable(const std::string& name) {
   return b->unavailable();
 }
 
+std::optional<std::string> transportPassedOver(const std::string& name) {
+  const Backend* b = find(name);
+  return b && b->passedOver ? b->passedOver() : std::nullopt;
+}
+
 std::string defaultTransportName() {
   std::string asked = params::getString("TIERCC_TRANSPORT");
   if (!asked.empty()) return asked;
   for (const Backend& b : backends())
-    if (!b.unavailable()) return b.name;
+    if (!(b.passedOver && b.passedOver()) && !b.unavailable()) return b.name;
   return "tcp";
 }
 

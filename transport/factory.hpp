@@ -40,7 +40,12 @@ std::vector<std::string> transportNames();
 /// no RDMA device"). Unknown names give a reason listing the known ones.
 std::optional<std::string> transportUnavailable(const std::string& name);
 
-/// The transport TIERCC_TRANSPORT asks for, or the first that can run (ibverbs, ucx, tcp).
+/// Why the default choice passes over `name` although it can run here (UCX whose only network
+/// transport is tcp: tiercc's own tcp transport is faster), or nullopt.
+std::optional<std::string> transportPassedOver(const std::string& name);
+
+/// The transport TIERCC_TRANSPORT asks for, or the first that can run here and is not passed
+/// over: ibverbs where an RDMA device is, ucx where UCX has a network transport besides tcp, tcp.
 std::string defaultTransportName();
 
 /// Creates the named transport. `store` must be private to this communicator: each rank

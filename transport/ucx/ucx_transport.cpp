@@ -15,6 +15,7 @@
 #include "bootstrap/store.hpp"
 #include "core/errors.hpp"
 #include "core/log.hpp"
+#include "transport/ucx/ucx_resources.hpp"
 #include "transport/ucx/ucx_transport_impl.hpp"
 
 namespace tiercc {
@@ -455,6 +456,8 @@ std::string UcxTransport::endpoint() const {
 }  // namespace ucxnet
 
 std::optional<std::string> ucxTransportUnavailable() { return ucxnet::ucxUnavailable(); }
+
+std::optional<std::string> ucxTransportPassedOver() { return ucxnet::ucxOnlyHasSockets(); }
 
 std::unique_ptr<Transport> createUcxTransport(Store& store, const TransportSetup& setup) {
   return std::make_unique<ucxnet::UcxTransport>(store, setup);

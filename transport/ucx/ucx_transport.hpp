@@ -17,6 +17,9 @@ class Store;
 /// Why UCX cannot run here (ucp_init fails), or nullopt.
 std::optional<std::string> ucxTransportUnavailable();
 
+/// Why the default choice passes over UCX here (its only network transport is tcp), or nullopt.
+std::optional<std::string> ucxTransportPassedOver();
+
 /// Creates the UCX transport: publishes this worker's address as "net/<rank>" in `store`,
 /// connects an endpoint to every peer and waits until every peer has done the same.
 std::unique_ptr<Transport> createUcxTransport(Store& store, const TransportSetup& setup);
