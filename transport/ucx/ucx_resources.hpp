@@ -24,9 +24,9 @@ struct UcxResources {
 UcxResources ucxResources();
 
 /// Why the default choice of transport passes over UCX although it runs (nullopt: it does not):
-/// every network transport UCX has here is tcp, which tiercc's own tcp transport does with a
-/// third of the time per collective and half the start-up CPU (docs/design.md, "UCX only where
-/// it brings RDMA"). Computed once per process.
+/// every network transport UCX has here is tcp, which tiercc's own tcp transport does with less
+/// around it (tiercc-perf's 2x2 allreduce in a third of the time, half the start-up CPU;
+/// docs/design.md, "Tier 1"). Computed once per process.
 std::optional<std::string> ucxOnlyHasSockets();
 
 }  // namespace tiercc::ucxnet
