@@ -10,9 +10,10 @@
 #include <cstring>
 #include <thread>
 
-#include "tests/support/multiprocess.hpp"
-#include "tiercc/error.hpp"
 #include "bootstrap/store.hpp"
+#include "tests/support/multiprocess.hpp"
+#include "tests/support/transport_skip.hpp"
+#include "tiercc/error.hpp"
 #include "transport/factory.hpp"
 #include "transport/ibverbs/ib_transport.hpp"
 
@@ -21,11 +22,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
-
-#define SKIP_WITHOUT_VERBS()                                                 \
-  do {                                                                       \
-    if (auto why = transportUnavailable("ibverbs")) GTEST_SKIP() << *why;    \
-  } while (0)
 
 struct RankEnv {
   std::shared_ptr<Store> store;
@@ -86,7 +82,7 @@ void expectError(F&& body, ErrorCode code, const std::string& needle, std::chron
 }
 
 TEST(Ibverbs, SetupRunsTheLoopbackProbe) {
-  SKIP_WITHOUT_VERBS();
+  TIERCC_SKIP_WITHOUT_TRANSPORT("ibverbs");
   JobResult r = runRanks(1, [](int rank, const std::string& store) {
     RankEnv env = connectRank(rank, 1, store);
     TIERCC_CHECK(std::string(env.transport->name()) == "ibverbs", "name");
@@ -97,7 +93,7 @@ TEST(Ibverbs, SetupRunsTheLoopbackProbe) {
 // Both ranks send to each other at once: zero bytes, inline, eager, just over the eager limit
 // (rendezvous), and 64 MiB.
 TEST(Ibverbs, SendRecvEverySize) {
-  SKIP_WITHOUT_VERBS();
+  TIERCC_SKIP_WITHOUT_TRANSPORT("ibverbs");
   JobResult r = runRanks(2, [](int rank, const std::string& store) {
     RankEnv env = connectRank(rank, 2, store);
     const int peer = 1 - rank;
@@ -119,7 +115,7 @@ TEST(Ibverbs, SendRecvEverySize) {
 // Far more operations than credits, mixed sizes, all posted before one wait; receives posted
 // late on one side (messages arrive unexpected); three ranks so every rank has two peers.
 TEST(Ibverbs, ManyOutstandingInOrder) {
-  SKIP_WITHOUT_VERBS();
+  TIERCC_SKIP_WITHOUT_TRANSPORT("ibverbs");
   JobResult r = runRanks(3, [](int rank, const std::string& store) {
     RankEnv env = connectRank(rank, 3, store);
     constexpr std::size_t kMsgs = 400;
@@ -158,7 +154,7 @@ TEST(Ibverbs, ManyOutstandingInOrder) {
 }
 
 TEST(Ibverbs, TagMismatchIsAnErrorNamingThePeer) {
-  SKIP_WITHOUT_VERBS();
+  TIERCC_SKIP_WITHOUT_TRANSPORT("ibverbs");
   JobResult r = runRanks(2, [](int rank, const std::string& store) {
     RankEnv env = connectRank(rank, 2, store);
     std::vector<std::byte> buf(64);
@@ -182,7 +178,7 @@ TEST(Ibverbs, TagMismatchIsAnErrorNamingThePeer) {
 // Rendezvous sizes that differ: both sides learn it (the receiver from the header, the sender
 // from the clear-to-send, or from the receiver closing).
 TEST(Ibverbs, LengthMismatchOfLargeMessages) {
-  SKIP_WITHOUT_VERBS();
+  TIERCC_SKIP_WITHOUT_TRANSPORT("ibverbs");
   JobResult r = runRanks(2, [](int rank, const std::string& store) {
     RankEnv env = connectRank(rank, 2, store);
     std::vector<std::byte> buf(rank == 0 ? 1 << 20 : 2 << 20);
@@ -205,7 +201,7 @@ TEST(Ibverbs, LengthMismatchOfLargeMessages) {
 }
 
 TEST(Ibverbs, WriteWithImmediateAndNotify) {
-  SKIP_WITHOUT_VERBS();
+  TIERCC_SKIP_WITHOUT_TRANSPORT("ibverbs");
   JobResult r = runRanks(2, [](int rank, const std::string& store) {
     RankEnv env = connectRank(rank, 2, store);
     constexpr std::size_t kRegion = 1 << 20;
@@ -266,7 +262,7 @@ TEST(Ibverbs, WriteWithImmediateAndNotify) {
 }
 
 TEST(Ibverbs, RegistrationCacheHitsAndEvicts) {
-  SKIP_WITHOUT_VERBS();
+  TIERCC_SKIP_WITHOUT_TRANSPORT("ibverbs");
   JobOptions jo = job();
   jo.env.push_back({"TIERCC_IB_MR_CACHE", "4"});
   JobResult r = runRanks(1, [](int rank, const std::string& store) {
@@ -298,7 +294,7 @@ TEST(Ibverbs, RegistrationCacheHitsAndEvicts) {
 // Rank 1 starts a 64 MiB send and is killed while it is in flight; rank 0, waiting for it with a
 // long deadline, must fail with PeerFailure naming rank 1 within seconds.
 TEST(Ibverbs, PeerKilledMidTransfer) {
-  SKIP_WITHOUT_VERBS();
+  TIERCC_SKIP_WITHOUT_TRANSPORT("ibverbs");
   JobResult r = runRanks(2, [](int rank, const std::string& store) {
     RankEnv env = connectRank(rank, 2, store);
     std::vector<std::byte> buf(64 << 20);
@@ -327,7 +323,7 @@ TEST(Ibverbs, PeerKilledMidTransfer) {
 
 // A peer that dies while we only wait to receive a small message is found by the liveness probe.
 TEST(Ibverbs, PeerKilledWhileWeOnlyReceive) {
-  SKIP_WITHOUT_VERBS();
+  TIERCC_SKIP_WITHOUT_TRANSPORT("ibverbs");
   JobResult r = runRanks(2, [](int rank, const std::string& store) {
     RankEnv env = connectRank(rank, 2, store);
     if (rank == 1) {
@@ -347,7 +343,7 @@ TEST(Ibverbs, PeerKilledWhileWeOnlyReceive) {
 // abort() from another thread wakes a blocked waiter with Aborted, and the peer, which waits on
 // us, fails at once with PeerFailure rather than at its deadline.
 TEST(Ibverbs, AbortWakesWaitersAndTellsPeers) {
-  SKIP_WITHOUT_VERBS();
+  TIERCC_SKIP_WITHOUT_TRANSPORT("ibverbs");
   JobResult r = runRanks(2, [](int rank, const std::string& store) {
     RankEnv env = connectRank(rank, 2, store);
     std::vector<std::byte> buf(16);
@@ -370,7 +366,7 @@ TEST(Ibverbs, AbortWakesWaitersAndTellsPeers) {
 }
 
 TEST(Ibverbs, TimeoutSaysWhatWasPending) {
-  SKIP_WITHOUT_VERBS();
+  TIERCC_SKIP_WITHOUT_TRANSPORT("ibverbs");
   JobResult r = runRanks(2, [](int rank, const std::string& store) {
     RankEnv env = connectRank(rank, 2, store);
     if (rank == 1) {

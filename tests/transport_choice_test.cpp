@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
+#include <optional>
 #include <string>
 
 #include "tests/support/multiprocess.hpp"
@@ -51,7 +53,10 @@ TEST_F(TransportChoice, UcxWithOnlySocketsIsNotTheDefault) {
 TEST_F(TransportChoice, AJobRunsOnTheDefaultUnlessAsked) {
   if (rdmaDevices() > 0) GTEST_SKIP() << "this machine has RDMA devices: ibverbs or UCX is its default";
   for (const char* asked : {"", "ucx"}) {
-    if (*asked && transportUnavailable(asked)) continue;  // printed by the test above
+    if (auto why = *asked ? transportUnavailable(asked) : std::nullopt) {
+      std::cout << "[  SKIPPED ] the job over " << asked << ": " << *why << "\n";
+      continue;
+    }
     JobOptions jo;
     jo.env = {{"TIERCC_DOMAIN_SIZE", "1"}, {"TIERCC_DEBUG", "INFO"}, {"TIERCC_DEBUG_SUBSYS", "INIT"}};
     if (*asked) jo.env.push_back({"TIERCC_TRANSPORT", asked});

@@ -13,9 +13,10 @@
 #include <thread>
 #include <vector>
 
-#include "tests/support/multiprocess.hpp"
-#include "tiercc/error.hpp"
 #include "bootstrap/store.hpp"
+#include "tests/support/multiprocess.hpp"
+#include "tests/support/transport_skip.hpp"
+#include "tiercc/error.hpp"
 #include "transport/factory.hpp"
 
 namespace tiercc::test {
@@ -108,9 +109,7 @@ JobOptions job() {
 
 class TransportConformance : public ::testing::TestWithParam<std::string> {
  protected:
-  void SetUp() override {
-    if (auto why = transportUnavailable(GetParam())) GTEST_SKIP() << GetParam() << " skipped: " << *why;
-  }
+  void SetUp() override { TIERCC_SKIP_WITHOUT_TRANSPORT(GetParam()); }
   const std::string& backend() const { return GetParam(); }
 };
 
