@@ -143,10 +143,23 @@ void gatherBlocks(Call& c, const Step& st, Fragment& f) {
   }
 }
 
-// All-to-all: every incoming block, from its source's staging inside the domain, from the
-// arrivals of this rank's rail member otherwise (see rail_steps.cpp for their order). Only the
-// domain's blocks (Pieces::DomainRoutes, staged by local rank): the others arrive in place
-// (cross_steps.cpp).
+// All-to-all: whether another rank of the domain reads this rank's block for rank `block` from
+// its window. Out of place nobody does for its own block, nor (hierarchical, Pieces::Routes)
+// for those it sends across itself as a rail member (rail_steps.cpp); in place every block is
+// staged, since the arrivals overwrite the send buffer.
+bool readByPeers(const Call& c, const Step& st, int block) {
+  const Topology& t = c.ctx.topo;
+  if (c.send() == c.recv()) return true;
+  if (block == t.rank()) return false;
+  return st.pieces == Pieces::DomainRoutes || t.domainOf(block) == t.domain() || c.me >= c.rails ||
+         t.localRankOf(block) % c.rails != c.me;
+}
+
+// All-to-all: every incoming block, from its source's staging inside the domain (its own from
+// its send buffer: out of place it was not staged, in place it is where it belongs), from the
+// arrivals of this rank's rail member otherwise, unless that is this rank: they arrived in place
+// (see rail_steps.cpp for their order). Only the domain's blocks (Pieces::DomainRoutes, staged
+// by local rank): the others arrive in place (cross_steps.cpp).
 void gatherRoutes(Call& c, const Step& st, Fragment& f) {
   const Topology& t = c.ctx.topo;
   const std::size_t bytes = f.count * c.es, n = t.size();
@@ -158,18 +171,24 @@ void gatherRoutes(Call& c, const Step& st, Fragment& f) {
     if (d == t.domain()) {
       for (int l = 0; l < c.k; ++l) {
         const int source = t.rankAt(d, l);
+        std::byte* dst = c.recv() + c.userOffset(source, f);
+        if (l == c.me && st.in == Buffer::Window) {
+          if (c.send() != c.recv()) copyBytes(dst, c.send() + c.userOffset(t.rank(), f), bytes);
+          continue;
+        }
         if (st.in == Buffer::Window) waitPeer(c.ctx, l, kFlagStaged, f.epoch);
-        copyFromPeer(c, f, st.in, l, staged, c.userOffset(t.rank(), f), c.recv() + c.userOffset(source, f), bytes);
+        copyFromPeer(c, f, st.in, l, staged, c.userOffset(t.rank(), f), dst, bytes);
       }
       continue;
     }
     if (domainOnly) continue;
     const std::size_t sources = t.domainSize(d), mine = arrivals + static_cast<std::size_t>(c.me / c.rails) * sources;
+    arrivals += sources * ((c.k - holder + c.rails - 1) / c.rails);
+    if (holder == c.me) continue;
     waitPeer(c.ctx, holder, kFlagReduced, f.epoch);
     for (std::size_t l = 0; l < sources; ++l)
       copyFromPeer(c, f, Buffer::Window, holder, (mine + l) * bytes, 0, c.recv() + c.userOffset(t.rankAt(d, int(l)), f),
                    bytes);
-    arrivals += sources * ((c.k - holder + c.rails - 1) / c.rails);
   }
 }
 
@@ -187,6 +206,7 @@ void stage(Call& c, const Step& st, Fragment& f) {
   std::byte* win = c.window(c.me, f);
   for (std::size_t b = 0; b < blocks; ++b) {
     const std::size_t block = domainOnly ? t.rankAt(t.domain(), static_cast<int>(b)) : b;
+    if (coll == Collective::AllToAll && !readByPeers(c, st, static_cast<int>(block))) continue;
     copyBytes(win + b * bytes, c.send() + c.userOffset(block, f), bytes);
   }
   c.ctx.domain.signal(kFlagStaged, f.epoch);
@@ -211,20 +231,6 @@ void domainReduce(Call& c, const Step& st, Fragment& f) {
     std::byte* dst = st.out == Buffer::Accumulate ? c.accumulate(f) + h++ * f.count * c.es : c.finalBlock(f, block);
     reduceOverDomain(c, f, st.in, block * f.count * c.es, c.userOffset(block, f), dst, f.count, c.me);
     c.finishAvg(st, dst, f.count);
-  }
-}
-
-void domainPack(Call& c, const Step&, Fragment& f) {
-  if (c.me >= c.rails) return;
-  waitAll(c, kFlagStaged, f.epoch);
-  const Topology& t = c.ctx.topo;
-  const std::size_t bytes = f.count * c.es;
-  std::byte* packed = c.accumulate(f);
-  for (int d = 0; d < t.numDomains(); ++d) {
-    if (d == t.domain()) continue;
-    for (int dest = c.me; dest < t.domainSize(d); dest += c.rails)
-      for (int l = 0; l < c.k; ++l, packed += bytes)
-        copyFromPeer(c, f, Buffer::Window, l, static_cast<std::size_t>(t.rankAt(d, dest)) * bytes, 0, packed, bytes);
   }
 }
 

@@ -37,7 +37,7 @@ struct StepRunner {
 using namespace steps;
 // clang-format off
 constexpr std::array<StepRunner, kNumStepKinds> kRunners = {{
-    {nullptr, nullptr}, {stage, nullptr}, {domainReduce, nullptr}, {domainPack, nullptr}, {oneShot, nullptr},
+    {nullptr, nullptr}, {stage, nullptr}, {domainReduce, nullptr}, {oneShot, nullptr},
     {publish, nullptr}, {domainGather, nullptr}, {nullptr, nullptr},
     {railReducePost, railReduceFinish}, {railCopyPost, railCopyFinish},
     {crossExchangePost, crossExchangeFinish}, {localReduce, nullptr},

@@ -173,18 +173,38 @@ void railCopyPost(Call& c, const Step& st, Fragment& f) {
             batch.recv(c.railPeer(d), tag, slot, bytes);
       return;
     }
-    case Pieces::Routes: {  // all-to-all: one packed message per domain, arrivals after the staging
-      const std::byte* packed = c.accumulate(f);
-      std::byte* arrivals = c.window(c.me, f) + t.size() * bytes;
-      const std::size_t served = (c.k - c.me + c.rails - 1) / c.rails;  // local ranks this rail serves
+    case Pieces::Routes: {  // all-to-all: every block for the ranks this rail serves, one message each
+      if (bytes == 0) return;
+      // Out of place this rank's own blocks leave from its send buffer; in place the arrivals
+      // overwrite it, so they leave from its window, staged with the others.
+      const bool fromSend = c.send() != c.recv();
       for (int d = 0; d < D; ++d) {
         if (d == mine) continue;
-        const std::size_t out = c.k * ((t.domainSize(d) - c.me + c.rails - 1) / c.rails) * bytes;
-        const std::size_t in = t.domainSize(d) * served * bytes;
-        if (out) batch.send(c.railPeer(d), tag, packed, out);
-        if (in) batch.recv(c.railPeer(d), tag, arrivals, in);
-        packed += out;
-        arrivals += in;
+        for (int dest = c.me; dest < t.domainSize(d); dest += c.rails) {
+          const std::size_t block = static_cast<std::size_t>(t.rankAt(d, dest));
+          for (int l = 0; l < c.k; ++l) {
+            if (l == c.me && fromSend) {
+              batch.send(c.railPeer(d), tag, c.send() + c.userOffset(block, f), bytes);
+              continue;
+            }
+            waitPeer(c.ctx, l, kFlagStaged, f.epoch);
+            batch.send(c.railPeer(d), tag, c.window(l, f) + block * bytes, bytes);
+            if (l != c.me) c.ctx.movedUp(bytes);
+          }
+        }
+      }
+      // In the same order: for each rank served, from each source. This rank's own land in
+      // place (every block of its send buffer was staged or has left before any arrives: a
+      // receive is posted after this fragment's Stage); those of the others it serves in the
+      // window after the staged blocks, for them to copy.
+      std::byte* arrivals = c.window(c.me, f) + t.size() * bytes;
+      for (int d = 0; d < D; ++d) {
+        if (d == mine) continue;
+        for (int served = c.me; served < c.k; served += c.rails)
+          for (int l = 0; l < t.domainSize(d); ++l, arrivals += bytes) {
+            std::byte* into = served == c.me ? c.recv() + c.userOffset(t.rankAt(d, l), f) : arrivals;
+            batch.recv(c.railPeer(d), tag, into, bytes);
+          }
       }
       return;
     }

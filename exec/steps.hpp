@@ -12,7 +12,7 @@ namespace steps {
 /// A step's work for one fragment (run), or the completion of what it posted (finish).
 using Fn = void(Call& call, const Step& step, Fragment& f);
 // Inside the domain (domain_steps.cpp, one_shot.cpp).
-Fn stage, domainReduce, domainPack, publish, domainGather, oneShot;
+Fn stage, domainReduce, publish, domainGather, oneShot;
 // Along the rails and on this rank (rail_steps.cpp).
 Fn railReducePost, railReduceFinish, railCopyPost, railCopyFinish, localReduce;
 // Across domains, every rank with every rank of the other domains (cross_steps.cpp).

@@ -16,7 +16,6 @@ enum class StepKind : std::uint8_t {
   Agree,         ///< direct paths, once per call: buffer descriptors in the mailboxes
   Stage,         ///< this rank's input for the fragment into its window; raises Staged
   DomainReduce,  ///< owners reduce their pieces over the domain's inputs
-  DomainPack,    ///< all-to-all: rail members pack the blocks bound for each other domain
   OneShot,       ///< every rank takes its domain's whole inputs at once (small messages): reduces
                  ///< them (allreduce), or copies its blocks of them (allgather, all-to-all)
   Publish,       ///< holders put their pieces where peers read them; raises Reduced
@@ -50,7 +49,7 @@ enum class StepKind : std::uint8_t {
   Send,
   Recv
 };
-inline constexpr int kNumStepKinds = 29;
+inline constexpr int kNumStepKinds = 28;
 static_assert(kNumStepKinds == static_cast<int>(StepKind::Recv) + 1, "the tables of step kinds are sized by this");
 /// "stage", "domain-reduce", ... (static storage).
 const char* toString(StepKind k);

@@ -5,10 +5,10 @@
 //   CrossExchange  once per call, first: every rank posts N - k receives of whole blocks into its
 //                  receive buffer and N - k sends from its send buffer; they complete at the
 //                  call's end
-//   Agree | Stage  direct paths: the buffer descriptors; staged: this rank's k blocks for its
-//                  domain into its window, fragment by fragment
+//   Agree | Stage  direct paths: the buffer descriptors; staged: this rank's blocks for its
+//                  domain peers into its window, fragment by fragment (in place its own too)
 //   DomainGather   its k blocks from inside the domain: from its peers' send buffers (direct) or
-//                  windows (staged)
+//                  windows (staged), its own from its send buffer
 // Each cross-domain byte crosses once, as in the hierarchical plan, but nothing is packed or
 // unpacked: no byte is copied on its way across. The price is messages, N - k per rank where a
 // hierarchical rail member sends D - 1 per fragment, and flows: k of them share each link into
@@ -33,7 +33,8 @@ void linearAlltoall(Plan& plan, const Request& req, const Shape& s) {
   const std::uint64_t B = plan.count * es;
   // Staged: the blocks for the domain's k ranks in the window.
   const std::size_t capacity = direct ? plan.count : req.windowBytes / domainSlots(s, req) / es / kmax;
-  beginDomainPlan(plan, req, s, capacity, kNeedSend | kNeedOutOfPlace, Pieces::DomainRoutes, double(kmax * B));
+  // Out of place a rank stages the blocks of its domain peers, not its own.
+  beginDomainPlan(plan, req, s, capacity, kNeedSend | kNeedOutOfPlace, Pieces::DomainRoutes, double((kmax - 1) * B));
   Step& gather = addStep(plan, StepKind::DomainGather, Group::Domain, "every rank copies its blocks from its domain",
                          Pieces::DomainRoutes, direct ? Buffer::PeerSend : Buffer::Window, Buffer::Recv);
   gather.latencySteps = direct ? 0 : plan.fragments;  // direct: the send buffers are ready since Agree
