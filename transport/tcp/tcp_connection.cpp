@@ -3,6 +3,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -27,18 +28,25 @@ void Connection::progress(RegionTable& regions) {
   matchNotifications();
 }
 
+// Small queued messages go out together, up to kSendBatch of them and kSendBatchBytes in one
+// sendmsg: a step that posts many small blocks to one peer (the hierarchical all-to-all sends
+// one message per block) costs one system call, not one per message. Larger ones go one per
+// call: batched, a 16 MiB all-to-all on the 20 Gbit/s two-tier network took 1.4-1.8x the time.
 void Connection::progressSends() {
   while (!sends.empty()) {
-    Outgoing& out = sends.front();
-    TransferOp& op = *out.op;
-    iovec iov[2];
+    iovec iov[2 * kSendBatch];
     int n = 0;
-    if (txDone < sizeof(WireHeader)) {
-      iov[n++] = {reinterpret_cast<char*>(&out.header) + txDone, sizeof(WireHeader) - txDone};
-      if (op.len) iov[n++] = {op.buf, op.len};
-    } else {
-      std::size_t payloadDone = txDone - sizeof(WireHeader);
-      iov[n++] = {op.buf + payloadDone, op.len - payloadDone};
+    std::size_t batch = 0, bytes = 0;
+    for (; batch < std::min(sends.size(), kSendBatch); ++batch) {
+      Outgoing& out = sends[batch];
+      const std::size_t done = batch == 0 ? txDone : 0;  // only the front message may be part sent
+      const std::size_t left = sizeof(WireHeader) + out.op->len - done;
+      if (batch > 0 && bytes + left > kSendBatchBytes) break;
+      bytes += left;
+      if (done < sizeof(WireHeader))
+        iov[n++] = {reinterpret_cast<char*>(&out.header) + done, sizeof(WireHeader) - done};
+      const std::size_t payloadDone = done > sizeof(WireHeader) ? done - sizeof(WireHeader) : 0;
+      if (out.op->len > payloadDone) iov[n++] = {out.op->buf + payloadDone, out.op->len - payloadDone};
     }
     msghdr msg{};
     msg.msg_iov = iov;
@@ -49,12 +57,18 @@ void Connection::progressSends() {
       return poison(ErrorCode::PeerFailure,
                     concat(name, " failed on the scale-out tier (tcp send: ", std::strerror(errno), ")"));
     }
-    txDone += static_cast<std::size_t>(sent);
-    op.doneBytes = txDone > sizeof(WireHeader) ? txDone - sizeof(WireHeader) : 0;
-    if (txDone < sizeof(WireHeader) + op.len) return;
-    op.complete = true;
-    txDone = 0;
-    sends.pop_front();
+    std::size_t left = static_cast<std::size_t>(sent);
+    for (std::size_t i = 0; i < batch; ++i) {
+      TransferOp& op = *sends.front().op;
+      const std::size_t total = sizeof(WireHeader) + op.len, take = std::min(left, total - txDone);
+      txDone += take;
+      left -= take;
+      op.doneBytes = txDone > sizeof(WireHeader) ? txDone - sizeof(WireHeader) : 0;
+      if (txDone < total) return;  // the socket is full
+      op.complete = true;
+      txDone = 0;
+      sends.pop_front();
+    }
   }
 }
 

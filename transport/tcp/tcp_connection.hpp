@@ -46,6 +46,11 @@ class RegionTable {
   virtual std::byte* resolve(std::uint64_t id, std::uint64_t offset, std::uint64_t len) = 0;
 };
 
+/// The most queued messages one system call sends (two iovecs each: header and payload), and
+/// the most bytes of a batch of more than one (tcp_connection.cpp).
+constexpr std::size_t kSendBatch = 16;
+constexpr std::size_t kSendBatchBytes = 64 << 10;
+
 struct Outgoing {
   TransferOp* op;
   WireHeader header;
