@@ -18,6 +18,13 @@ namespace {
 
 using pattern::partition;
 
+// Whether this rank stages the slice of a vector it reduces itself: not for an allreduce (its
+// rail steps run in its receive buffer, hierarchical_allreduce.cpp), where the reduction reads
+// its own part from its send buffer.
+bool stagesOwnSlice(const Call& c) {
+  return c.plan.coll != Collective::AllReduce && c.plan.coll != Collective::Barrier;
+}
+
 // dst[0, n) = op over the domain's ranks of their data at `windowAt` of their window (staged)
 // or `userAt` of their send buffer (direct): local rank `first`'s first (dst may alias it), then
 // the others in local-rank order from this rank's. Through cross-memory attach each peer's part
@@ -36,7 +43,7 @@ void reduceOverDomain(Call& c, const Fragment& f, Buffer in, std::size_t windowA
   const std::size_t chunk =
       cma ? std::max<std::size_t>(1, std::min(kCrossMemoryChunkBytes, c.ctx.scratch.accumulate.size()) / es) : n;
   auto src = [&](int p, std::size_t off, std::size_t len) -> const std::byte* {
-    if (staged) return c.window(p, f) + windowAt + off;
+    if (staged && (p != c.me || stagesOwnSlice(c))) return c.window(p, f) + windowAt + off;
     if (p == c.me) return c.send() + userAt + off;
     if (!cma) return c.state.direct.peerSend(p) + userAt + off;
     c.state.direct.read(p, true, userAt + off, bounce, len);  // counts what it reads
@@ -204,6 +211,12 @@ void stage(Call& c, const Step& st, Fragment& f) {
   const bool domainOnly = st.pieces == Pieces::DomainRoutes;
   const std::size_t bytes = f.count * c.es, blocks = domainOnly ? c.k : perRank ? t.size() : 1;
   std::byte* win = c.window(c.me, f);
+  if (!perRank && c.me < c.rails && !stagesOwnSlice(c)) {  // every slice but the one this rank reduces
+    auto [b, e] = partition(f.count, c.rails, c.me);
+    copyBytes(win, c.send() + c.userOffset(0, f), b * c.es);
+    copyBytes(win + e * c.es, c.send() + c.userOffset(0, f, e), (f.count - e) * c.es);
+    return c.ctx.domain.signal(kFlagStaged, f.epoch);
+  }
   for (std::size_t b = 0; b < blocks; ++b) {
     const std::size_t block = domainOnly ? t.rankAt(t.domain(), static_cast<int>(b)) : b;
     if (coll == Collective::AllToAll && !readByPeers(c, st, static_cast<int>(block))) continue;
@@ -236,18 +249,18 @@ void domainReduce(Call& c, const Step& st, Fragment& f) {
 
 void publish(Call& c, const Step& st, Fragment& f) {
   if (c.me >= c.rails) return;
-  if (st.in == Buffer::Accumulate) {  // the allreduce's slice, out of the scratch
+  if (st.in == Buffer::Recv) {  // the allreduce's slice, out of the receive buffer
     auto [b, e] = partition(f.count, c.rails, c.me);
-    copyBytes(c.window(c.me, f) + b * c.es, c.accumulate(f), (e - b) * c.es);
+    copyBytes(c.window(c.me, f) + b * c.es, c.recv() + c.userOffset(0, f, b), (e - b) * c.es);
   }
   c.ctx.domain.signal(kFlagReduced, f.epoch);
 }
 
 void domainGather(Call& c, const Step& st, Fragment& f) {
   switch (c.plan.coll) {
-    case Collective::AllReduce:  // every slice; a direct path computed this rank's own in place
+    case Collective::AllReduce:  // every slice but this rank's own, computed in place
     case Collective::Barrier:
-      return copySlices(c, f, st.in, st.in == Buffer::Window ? -1 : c.me);
+      return copySlices(c, f, st.in, c.me);
     case Collective::Broadcast:
       return gatherBroadcast(c, st, f);
     case Collective::Reduce:  // the root copies the slices of its domain's rail members
