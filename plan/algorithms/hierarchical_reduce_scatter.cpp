@@ -1,7 +1,9 @@
 // Hierarchical, rail-parallel reduce-scatter. Per fragment (a chunk of every block), rail j
 // holds the blocks of the local ranks l with l % R == j in every domain (R rails):
-//   Stage          every rank copies the chunk of all N blocks into its window         (staged)
-//   DomainReduce   rail j's member reduces its blocks over its domain, in local-rank order
+//   Stage          every rank copies the chunk of all N blocks into its window, but for the
+//                  blocks it reduces itself                                            (staged)
+//   DomainReduce   rail j's member reduces its blocks over its domain, in local-rank order,
+//                  its own part from its send buffer
 //   RailReduce     partials of blocks owned in another domain go along rail j to it, which
 //                  reduces them in domain order: the owner's block into its receive buffer
 //   Publish        ... or, for an owner beyond the rails, into the holder's window
@@ -32,6 +34,10 @@ void hierarchicalReduceScatter(Plan& plan, const Request& req, const Shape& s) {
   const std::uint64_t B = plan.count * es;
   beginDomainPlan(plan, req, s, capacity, kNeedSend, Pieces::Blocks, double(N * B));
   const double F = plan.fragments;
+  // The busiest rank stages all N blocks if it is no rail's member, else all but those it
+  // handles (rail R - 1 the fewest).
+  const std::size_t fewest = overDomains(s, [&](std::uint64_t k) { return railServes(k, R - 1, R); });
+  if (!direct && kmax == R) plan.steps.back().localBytes = double((N - fewest) * B);
 
   Step& reduce =
       addStep(plan, StepKind::DomainReduce, Group::Domain, "each rail's blocks reduced over its domain", Pieces::Blocks,

@@ -9,15 +9,15 @@
 //                  domain peers into its window, fragment by fragment (in place its own too)
 //   DomainGather   its k blocks from inside the domain: from its peers' send buffers (direct) or
 //                  windows (staged), its own from its send buffer
-// Each cross-domain byte crosses once, as in the hierarchical plan, but nothing is packed or
-// unpacked: no byte is copied on its way across. The price is messages, N - k per rank where a
-// hierarchical rail member sends D - 1 per fragment, and flows: k of them share each link into
-// a domain, where the hierarchical plan has one. It pays where copies, not the links, limit: on
-// the 2 x 2 two-tier network at 20 Gbit/s (CPU-bound) it moved 1.08-1.21x the hierarchical
-// plan's busbw from 16 MiB at 0.67-0.76x its CPU per GB; at 1 Gbit/s its two flows per link
-// reached 88-89% of the bound against 92-95% (docs/performance.md). The cost model prices
-// neither the CPU a socket transport spends nor the flows, so the plan runs only where
-// TIERCC_ALGO asks for it (registry.cpp).
+// Each cross-domain byte crosses once, as in the hierarchical plan, and no byte is copied on its
+// way across, where the hierarchical plan copies a block into its source's window when another
+// rank sends it. The price is messages, N - k per rank, whole blocks, and flows: k of them share
+// each link into a domain, where the hierarchical plan has one. On the 2 x 2 two-tier network
+// at 20 Gbit/s (CPU-bound) it moved 1.08-1.21x the busbw of the hierarchical plan when that
+// still packed its blocks, and 0.79-0.86x from 4 MiB since it does not; at 1 Gbit/s its two
+// flows per link reached 88-89% of the bound against 92-95% (docs/performance.md). The cost
+// model prices neither the CPU a socket transport spends nor the flows, so the plan runs only
+// where TIERCC_ALGO asks for it (registry.cpp).
 //
 // The messages across are whole blocks whatever the path: a domain on a direct path and one on
 // the staged path cut different fragments, and their messages still match. In place, the blocks
