@@ -208,8 +208,9 @@ void stage(Call& c, const Step& st, Fragment& f) {
   const bool member = c.me < c.rails;  // a rank beyond the rails reduces nothing
   std::byte* win = c.window(c.me, f);
   const std::size_t bytes = f.count * c.es;
-  if (coll != Collective::ReduceScatter && coll != Collective::AllToAll) {  // a vector
-    if (reduces && member) {  // every slice but the one this rank reduces
+  if (coll != Collective::ReduceScatter && coll != Collective::AllToAll) {
+    // A vector: for an allreduce every slice but the one this rank reduces.
+    if (reduces && member) {
       auto [b, e] = partition(f.count, c.rails, c.me);
       copyBytes(win, c.send() + c.userOffset(0, f), b * c.es);
       copyBytes(win + e * c.es, c.send() + c.userOffset(0, f, e), (f.count - e) * c.es);

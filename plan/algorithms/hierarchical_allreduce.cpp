@@ -38,14 +38,14 @@ void hierarchicalAllreduce(Plan& plan, const Request& req, const Shape& s) {
   const double F = plan.fragments;
   // The busiest rank stages all of its fragment if it is no rail's member, else all but the
   // smallest slice (exec/domain_steps.cpp).
-  if (!direct && kmax == R) plan.steps.back().localBytes -= sumOverFragments(plan, [&](std::size_t n) { return n / R * es; });
+  if (!direct && kmax == R)
+    plan.steps.back().localBytes -= sumOverFragments(plan, [&](std::size_t n) { return n / R * es; });
   // What every domain reads of its ranks, once to reduce and once to gather.
   const std::uint64_t inside = overDomains(s, [&](std::uint64_t k) { return (k - 1) * S; });
   auto slice = [&](std::size_t n) { return ceilDiv(n, R) * es; };  // the largest slice of a fragment
 
-  Step& reduce =
-      addStep(plan, StepKind::DomainReduce, Group::Domain, "each rail's slice reduced over its domain", Pieces::Vector,
-              direct ? Buffer::PeerSend : Buffer::Window, Buffer::Recv);
+  Step& reduce = addStep(plan, StepKind::DomainReduce, Group::Domain, "each rail's slice reduced over its domain",
+                         Pieces::Vector, direct ? Buffer::PeerSend : Buffer::Window, Buffer::Recv);
   reduce.finalizes = !across;
   reduce.latencySteps = direct ? 0 : F;  // direct: the send buffers are ready since Agree
   reduce.busiestBytes = double(kmax - 1) * S / R;
