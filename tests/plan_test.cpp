@@ -6,6 +6,7 @@
 #include "plan/pipeline_depth.hpp"
 #include "plan/registry.hpp"
 #include "plan/selector.hpp"
+#include "plan/topology.hpp"
 #include "plan/window_size.hpp"
 
 namespace tiercc {
@@ -475,6 +476,47 @@ TEST(Selector, CrossMemoryWhereStagingWouldCopyEveryBlockTwice) {
   slowBlind.cacheBytes = 0;
   Selector blind(one, slowBlind, AlgoOverrides{}, 16384, view);
   EXPECT_EQ(blind.choose(mid).plans.front().path, Path::CrossMemory);
+}
+
+// Staged, a rank copies into its window only what another rank reads (exec/domain_steps.cpp):
+// the price of the Stage step is that, and no step packs or copies back what a rank keeps.
+TEST(Planner, StagedPlansCopyOnlyWhatAnotherRankReads) {
+  const Shape s = Shape::uniformDomains(2, 2);
+  const std::size_t count = 1 << 16;
+  const double B = count * 4.0;  // a block of f32 (all-to-all, reduce-scatter), or the vector
+  auto kinds = [](const Plan& p) {
+    std::vector<StepKind> out;
+    for (const Step& st : p.steps) out.push_back(st.kind);
+    return out;
+  };
+  // All-to-all: a rank stages its block for its domain peer and the one the other rail carries
+  // across, not its own nor the one it sends itself; arrivals for it land in its receive buffer.
+  const Plan a2a = buildPlan(Algorithm::Hierarchical, request(Collective::AllToAll, count), s);
+  EXPECT_EQ(kinds(a2a), (std::vector<StepKind>{StepKind::Stage, StepKind::RailCopy, StepKind::Publish,
+                                                StepKind::DomainGather}));
+  EXPECT_DOUBLE_EQ(a2a.steps[0].localBytes, 2 * B);
+  EXPECT_EQ(a2a.steps[1].out, Buffer::Recv);
+  EXPECT_DOUBLE_EQ(a2a.steps[3].busiestBytes, B);  // from its domain peer's window only
+  // A rank beyond the rails (3 + 1: one rail) sends nothing across itself: it stages every
+  // block but its own.
+  const Shape uneven = shapeOf(Topology::fromDomainKeys({0, 0, 0, 1}, 0));
+  EXPECT_DOUBLE_EQ(buildPlan(Algorithm::Hierarchical, request(Collective::AllToAll, count), uneven).steps[0].localBytes,
+                   3 * B);
+  // Allreduce: every slice but the one a rank reduces, into its receive buffer, where the rail
+  // steps run; the publish copies it into the window.
+  const Plan ar = buildPlan(Algorithm::Hierarchical, request(Collective::AllReduce, count), s);
+  EXPECT_DOUBLE_EQ(ar.steps[0].localBytes, B / 2);
+  for (const Step& st : ar.steps) {
+    if (st.kind == StepKind::DomainReduce || st.tier == Tier::ScaleOut) {
+      EXPECT_EQ(st.out, Buffer::Recv) << toString(st.kind);
+    }
+    if (st.kind == StepKind::Publish) {
+      EXPECT_EQ(st.in, Buffer::Recv);
+    }
+  }
+  // Reduce-scatter: every block but the two this rank's rail reduces (one per domain).
+  const Plan rs = buildPlan(Algorithm::Hierarchical, request(Collective::ReduceScatter, count), s);
+  EXPECT_DOUBLE_EQ(rs.steps[0].localBytes, 2 * B);
 }
 
 // All-to-all across domains: the linear plan sends each block straight from buffer to buffer
