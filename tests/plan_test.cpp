@@ -492,8 +492,8 @@ TEST(Planner, StagedPlansCopyOnlyWhatAnotherRankReads) {
   // All-to-all: a rank stages its block for its domain peer and the one the other rail carries
   // across, not its own nor the one it sends itself; arrivals for it land in its receive buffer.
   const Plan a2a = buildPlan(Algorithm::Hierarchical, request(Collective::AllToAll, count), s);
-  EXPECT_EQ(kinds(a2a), (std::vector<StepKind>{StepKind::Stage, StepKind::RailCopy, StepKind::Publish,
-                                                StepKind::DomainGather}));
+  EXPECT_EQ(kinds(a2a),
+            (std::vector<StepKind>{StepKind::Stage, StepKind::RailCopy, StepKind::Publish, StepKind::DomainGather}));
   EXPECT_DOUBLE_EQ(a2a.steps[0].localBytes, 2 * B);
   EXPECT_EQ(a2a.steps[1].out, Buffer::Recv);
   EXPECT_DOUBLE_EQ(a2a.steps[3].busiestBytes, B);  // from its domain peer's window only
