@@ -31,7 +31,9 @@ void Connection::progress(RegionTable& regions) {
 // Small queued messages go out together, up to kSendBatch of them and kSendBatchBytes in one
 // sendmsg: a step that posts many small blocks to one peer (the hierarchical all-to-all sends
 // one message per block) costs one system call, not one per message. Larger ones go one per
-// call: batched, a 16 MiB all-to-all on the 20 Gbit/s two-tier network took 1.4-1.8x the time.
+// call, as before the batches: a first, uncapped version ran a 16 MiB all-to-all on the 20
+// Gbit/s two-tier network in 12-16 ms against 9, in runs whose spread may explain it, and the
+// cap keeps what was not measured unchanged (docs/performance.md).
 void Connection::progressSends() {
   while (!sends.empty()) {
     iovec iov[2 * kSendBatch];
