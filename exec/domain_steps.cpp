@@ -258,7 +258,7 @@ void publish(Call& c, const Step& st, Fragment& f) {
   if (c.me >= c.rails) return;
   if (st.in == Buffer::Recv) {  // the allreduce's slice, out of the receive buffer
     auto [b, e] = partition(f.count, c.rails, c.me);
-    copyBytes(c.window(c.me, f) + b * c.es, c.recv() + c.userOffset(0, f, b), (e - b) * c.es);
+    copyBytes(c.window(c.me, f) + b * c.es, c.slice(Buffer::Recv, f, b), (e - b) * c.es);
   }
   c.ctx.domain.signal(kFlagReduced, f.epoch);
 }

@@ -178,6 +178,7 @@ void railCopyPost(Call& c, const Step& st, Fragment& f) {
       // Out of place this rank's own blocks leave from its send buffer; in place the arrivals
       // overwrite it, so they leave from its window, staged with the others.
       const bool fromSend = c.send() != c.recv();
+      for (int l = 0; l < c.k; ++l) waitPeer(c.ctx, l, kFlagStaged, f.epoch);  // once, not per block
       for (int d = 0; d < D; ++d) {
         if (d == mine) continue;
         for (int dest = c.me; dest < t.domainSize(d); dest += c.rails) {
@@ -187,7 +188,6 @@ void railCopyPost(Call& c, const Step& st, Fragment& f) {
               batch.send(c.railPeer(d), tag, c.send() + c.userOffset(block, f), bytes);
               continue;
             }
-            waitPeer(c.ctx, l, kFlagStaged, f.epoch);
             batch.send(c.railPeer(d), tag, c.window(l, f) + block * bytes, bytes);
             if (l != c.me) c.ctx.movedUp(bytes);
           }
