@@ -104,9 +104,9 @@ inline std::uint64_t insidePairs(const Shape& s) {
 void beginDomainPlan(Plan& plan, const Request& req, const Shape& s, std::size_t capacity, std::uint32_t directNeeds,
                      Pieces pieces, double stagedBytes);
 /// Fragments in flight for a hierarchical plan: Request::slots (TIERCC_PIPELINE_SLOTS); unless
-/// asked, across domains (where the tiers overlap) 2, inside one domain 1. Inside one domain more
-/// slots let a broadcast's root stage fragment j + 1 while the others copy fragment j (asked for:
-/// the cost model does not price that overlap, docs/performance.md).
+/// asked, across domains (where the tiers overlap) 2, inside one domain 1. buildAtBestDepth
+/// prices deeper plans from there: inside one domain more slots let a broadcast's root stage
+/// fragment j + 1 while the others copy fragment j (Step::runner).
 inline std::uint32_t domainSlots(const Shape& s, const Request& req) {
   if (req.slots) return std::min(req.slots, kMaxSlots);
   return s.numDomains() <= 1 ? 1 : 2;

@@ -28,7 +28,11 @@ bool peerReadsCached(const Plan& plan, const TierModel& m) {
   double perFragment = 0;
   for (const Step& st : plan.steps)
     if (readsPeers(st)) perFragment += st.busiestBytes / plan.fragments;
-  return perFragment < double(m.cacheBytes);
+  // The fragments in flight share the cache: a pipelined root stages fragment j + 1 while the
+  // others read fragment j (docs/performance.md, "Broadcast pipelined inside a domain": 512 KiB
+  // fragments 8 deep were read at the rate of lines crossing between cores, not the cache's).
+  const double inFlight = std::min<double>(std::max<std::uint32_t>(plan.slots, 1), plan.fragments);
+  return perFragment * inFlight < double(m.cacheBytes);
 }
 
 double stepSeconds(const Step& st, const TierModel& m, bool cached) {

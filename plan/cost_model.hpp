@@ -23,10 +23,10 @@ struct TierModel {
   LinkSpec crossMemory;          ///< reads of peers' buffers through the kernel: latency per call
   double fabricBytesPerSec = 0;  ///< all scale-out traffic together (a cluster's fabric); 0: no limit
   /// A core's own cache (L2), for domains in one host's memory. What a rank stages for its peers
-  /// stays in its core's cache while they read it if a fragment's reads of peers' memory fit
-  /// there: they then run at the local rate. Beyond, the lines cross between the cores' caches
-  /// at the scale-up rate (docs/performance.md, "Copies in pieces"). 0: no cache (NVLink, a
-  /// paced link, tiercc-sim).
+  /// stays in its core's cache while they read it if the reads of peers' memory of the fragments
+  /// in flight fit there: they then run at the local rate. Beyond, the lines cross between the
+  /// cores' caches at the scale-up rate (docs/performance.md, "Copies in pieces"). 0: no cache
+  /// (NVLink, a paced link, tiercc-sim).
   std::size_t cacheBytes = 0;
 
   /// The link whose bandwidth paces `step`; `cached`: its plan's reads of peers fit the cache.
@@ -41,8 +41,8 @@ struct Price {
   std::vector<double> inFlightSeconds;
 };
 
-/// Whether one fragment's plain reads of peers' memory (windows, mapped buffers) in `plan` fit
-/// TierModel::cacheBytes.
+/// Whether the plain reads of peers' memory (windows, mapped buffers) of the fragments `plan`
+/// keeps in flight fit TierModel::cacheBytes.
 bool peerReadsCached(const Plan& plan, const TierModel& model);
 /// The time of one step (`cached`: peerReadsCached of its plan), and of a plan (Plan::combine
 /// of its steps').

@@ -8,7 +8,8 @@ namespace tiercc {
 Plan buildAtBestDepth(Algorithm a, const Request& req, const Shape& shape, const TierModel& model) {
   Plan best = buildPlan(a, req, shape);
   best.predictedSeconds = price(best, model).seconds;
-  if (best.slots <= 1) return best;
+  // Staged plans inside one domain start at one slot: deeper, a broadcast's root runs ahead.
+  if (best.slots <= 1 && best.rounds != Rounds::PerFragment) return best;
   const std::uint32_t first = best.slots, last = req.slots != 0 ? best.slots : kMaxSlots;
   for (std::uint32_t slots = first; slots <= last; slots *= 2)
     for (std::size_t share = req.windowBytes; share == req.windowBytes || share >= kDefaultWindowBytes; share /= 2) {

@@ -110,13 +110,19 @@ std::uint64_t Plan::sum(std::uint64_t Step::*field) const {
 // Without latency in flight and with two slots this is max(up, out) + min(up, out) / F.
 // Scale-up steps that do not wait for the scale-out steps before them (Step::after) run while
 // those steps' transfers are on the wire: up to those steps' time leaves the trip.
+// The scale-up steps occupy different ranks where a rooted plan says so (Step::runner): the
+// root's and the others' run side by side on different fragments, so `up` in the period is the
+// steps every rank runs plus the busier side's. The trip still passes through all of them.
 double Plan::combine(const std::vector<double>& stepSeconds, const std::vector<double>& inFlightSeconds) const {
   double up = 0, out = 0, inFlight = 0, overlapped = 0;
+  double rootOnly = 0, othersOnly = 0;  // of `up`, what only the root or only the others run
   double onTheWire = 0;        // of the scale-out steps no later step has waited for yet
   std::uint64_t unwaited = 0;  // those steps (Step::after's bits)
   for (std::size_t i = 0; i < steps.size() && i < stepSeconds.size(); ++i) {
     if (steps[i].tier != Tier::ScaleOut) {
       up += stepSeconds[i];
+      if (steps[i].runner == Runner::Root) rootOnly += stepSeconds[i];
+      if (steps[i].runner == Runner::Others) othersOnly += stepSeconds[i];
       if (steps[i].after & unwaited) {
         onTheWire = 0;
         unwaited = 0;
@@ -136,7 +142,8 @@ double Plan::combine(const std::vector<double>& stepSeconds, const std::vector<d
   }
   if (slots <= 1 || fragments <= 1) return up + out + inFlight - overlapped;
   const double F = fragments, trip = (up + out + inFlight - overlapped) / F;
-  const double period = std::max({up / F, out / F, trip / slots});
+  const double busiestRank = up - std::min(rootOnly, othersOnly);
+  const double period = std::max({busiestRank / F, out / F, trip / slots});
   return (F - 1) * period + trip;
 }
 

@@ -95,6 +95,16 @@ enum class Exchange : std::uint8_t {
   Across,     ///< every rank with every rank of the other domains
 };
 
+/// Which ranks of a domain run a step. Inside a domain every step is on the one tier, and the
+/// cost model takes a pipelined plan's period from its busiest rank: a step that only the root
+/// runs (a broadcast's staging) overlaps the steps that only the others run (their copies of the
+/// fragments it staged before).
+enum class Runner : std::uint8_t {
+  Every,   ///< every rank (of the domain, or of the ranks the step names)
+  Root,    ///< the root alone
+  Others,  ///< every rank but the root
+};
+
 struct Step {
   StepKind kind = StepKind::Stage;
   Tier tier = Tier::ScaleUp;  ///< the tier that paces the step (its slowest link)
@@ -109,6 +119,7 @@ struct Step {
   /// the fragment ends, so the executor may meanwhile run other fragments' steps.
   std::uint64_t after = 0;
   int param = 0;  ///< the pattern round: a butterfly mask, a Bruck step; a k-nomial radix
+  Runner runner = Runner::Every;  ///< rooted collectives: whose time the step takes
 
   // What the cost model prices: the collective's whole run of this step, on its busiest rank.
   std::string what;             ///< "reduce-scatter in each domain"

@@ -264,21 +264,59 @@ TierModel runtimeDefaults() {  // docs/parameters.md, on a CPU with 1 MiB of L2
   return m;
 }
 
-// Inside one domain a plan keeps one fragment in flight unless a depth is asked for
-// (TIERCC_PIPELINE_SLOTS), which it then takes: fragments cut from the window's share of each slot.
-TEST(Selector, OneDomainKeepsOneFragmentInFlightUnlessAsked) {
+// Inside one domain a plan whose every rank runs every step keeps one fragment in flight: more
+// would only cut more fragments, each synchronising again. A staged broadcast goes deeper: its
+// root stages fragment j + 1 while the others copy fragment j (Step::runner), and the fragments in
+// flight no longer fit the cache together, so none of them is priced as read from it. A depth
+// asked for (TIERCC_PIPELINE_SLOTS) is taken as is: fragments cut from the window's share of each
+// slot.
+TEST(Selector, OneDomainPipelinesOnlyWhereTheRootRunsAhead) {
   const TierModel m = runtimeDefaults();
   const Shape s = Shape::uniformDomains(1, 2);
-  for (Collective c : {Collective::Broadcast, Collective::AllGather, Collective::AllReduce}) {
+  for (Collective c : {Collective::Broadcast, Collective::Reduce, Collective::AllGather, Collective::AllReduce}) {
     Request r = request(c, 1u << 20);  // 4 MiB
     const Plan automatic = buildAtBestDepth(Algorithm::Hierarchical, r, s, m);
-    EXPECT_EQ(automatic.slots, 1u) << toString(c);
+    r.slots = 1;
+    const Plan one = buildAtBestDepth(Algorithm::Hierarchical, r, s, m);
+    EXPECT_EQ(one.slots, 1u) << toString(c);
+    if (c == Collective::Broadcast) {
+      EXPECT_GT(automatic.slots, 1u);
+      EXPECT_LT(automatic.predictedSeconds, 0.9 * one.predictedSeconds);
+      EXPECT_FALSE(peerReadsCached(automatic, m));
+    } else {
+      EXPECT_EQ(automatic.slots, 1u) << toString(c);
+      EXPECT_DOUBLE_EQ(automatic.predictedSeconds, one.predictedSeconds) << toString(c);
+    }
     r.slots = 8;
     const Plan asked = buildAtBestDepth(Algorithm::Hierarchical, r, s, m);
     EXPECT_EQ(asked.slots, 8u) << toString(c);
-    EXPECT_GT(asked.fragments, automatic.fragments) << toString(c);
+    EXPECT_GT(asked.fragments, one.fragments) << toString(c);
     EXPECT_LE(asked.fragmentCount * 4 * 8, kDefaultWindowBytes) << toString(c);
   }
+}
+
+// The broadcast's root and readers run side by side only on different fragments: one fragment, or
+// one slot, is priced as the sum of their steps, and the deeper plan no lower than the busier
+// side's work.
+TEST(PipelineDepth, RootAndReadersOverlapOnlyAcrossFragments) {
+  const TierModel m = runtimeDefaults();
+  const Shape s = Shape::uniformDomains(1, 2);
+  Request r = request(Collective::Broadcast, 1u << 20);
+  r.slots = 8;
+  const Plan deep = buildPlan(Algorithm::Hierarchical, r, s);
+  const Price p = price(deep, m);
+  double root = 0, others = 0, every = 0;
+  for (std::size_t i = 0; i < deep.steps.size(); ++i)
+    (deep.steps[i].runner == Runner::Root     ? root
+     : deep.steps[i].runner == Runner::Others ? others
+                                              : every) += p.stepSeconds[i];
+  ASSERT_GT(root, 0);
+  ASSERT_GT(others, 0);
+  EXPECT_GE(p.seconds, every + std::max(root, others));
+  EXPECT_LT(p.seconds, every + root + others);
+  Plan serial = deep;
+  serial.slots = 1;
+  EXPECT_DOUBLE_EQ(serial.combine(p.stepSeconds, p.inFlightSeconds), every + root + others);
 }
 
 // A selector for one domain of 4 ranks with the runtime's defaults (ordinary buffers, no

@@ -34,6 +34,7 @@ void hierarchicalBroadcast(Plan& plan, const Request& req, const Shape& s) {
   beginDomainPlan(plan, req, s, direct ? plan.count : req.windowBytes / domainSlots(s, req) / es, kNeedRootSend,
                   Pieces::Vector,
                   double(S));  // the root only stages
+  if (!direct) plan.steps.back().runner = Runner::Root;  // while the others copy earlier fragments
   const double F = plan.fragments;
   if (D > 1) {
     Step& rail =
@@ -49,6 +50,7 @@ void hierarchicalBroadcast(Plan& plan, const Request& req, const Shape& s) {
                          direct ? Buffer::PeerSend : Buffer::Window, Buffer::Recv);
   gather.latencySteps = direct ? 0 : F;  // direct: the root's send buffer is ready since Agree
   gather.busiestBytes = double(S);
+  gather.runner = Runner::Others;  // the root's own copy, out of place, is local and not priced
   gather.scaleUpBytes = overDomains(s, [&](std::uint64_t k) { return (k - 1) * S; });
   if (plan.path == Path::CrossMemory) gather.crossMemoryReads = 1;
   endDomainPlan(plan);
@@ -90,6 +92,7 @@ void hierarchicalReduce(Plan& plan, const Request& req, const Shape& s) {
   Step& gather = addStep(plan, StepKind::DomainGather, Group::Domain, "the root copies the slices", Pieces::Vector,
                          Buffer::Window, Buffer::Recv);
   gather.latencySteps = F;
+  gather.runner = Runner::Root;
   gather.busiestBytes = otherSlices(plan, localRankOf(s, req.root), R, es);
   gather.scaleUpBytes = static_cast<std::uint64_t>(gather.busiestBytes);
 }
