@@ -295,8 +295,8 @@ TEST(Selector, OneDomainPipelinesOnlyWhereTheRootRunsAhead) {
   }
 }
 
-// The broadcast's root and readers run side by side only on different fragments: one fragment, or
-// one slot, is priced as the sum of their steps, and the deeper plan no lower than the busier
+// The broadcast's root and readers run side by side only on different fragments: with one slot
+// their steps add up, and the deeper plan is priced below that sum but no lower than the busier
 // side's work.
 TEST(PipelineDepth, RootAndReadersOverlapOnlyAcrossFragments) {
   const TierModel m = runtimeDefaults();
