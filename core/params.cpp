@@ -57,7 +57,8 @@ const std::vector<Info> kParams = {
      "allreduce above this many bytes never runs one-shot; up to it, the cost model decides"},
     {"TIERCC_PIPELINE_SLOTS", "int", "0",
      "fragments a staged plan keeps in flight, 1 to 8 (each in its share of the window, so more slots cut "
-     "smaller fragments); 0: the cost model chooses per call (inside one domain 1, deeper only for a staged broadcast)"},
+     "smaller fragments); 0: the cost model chooses per call (inside one domain 1, deeper only for a staged "
+     "broadcast)"},
     {"TIERCC_ALGO", "string", "",
      "force algorithms, e.g. allreduce:ring,alltoall:bruck (tiercc-info --algorithms lists them); unset: the cost "
      "model chooses"},
