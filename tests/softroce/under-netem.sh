@@ -9,7 +9,9 @@ $tc qdisc replace dev lo root netem delay 1ms reorder 25% 50% loss 1% || {
   echo "under-netem: FAIL: cannot add a netem qdisc on lo"
   exit 1
 }
-"$@"
+# Tests whose deadlines assume a clean link widen them (fault_matrix_test: a store round trip can
+# wait out TCP's retransmission timeouts here).
+TIERCC_TEST_LOSSY_LINK=1 "$@"
 rc=$?
 stats=$($tc -s qdisc show dev lo)
 $tc qdisc del dev lo root
