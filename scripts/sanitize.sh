@@ -17,9 +17,10 @@ fuzz_seconds=${FUZZ_SECONDS:-60}
 # The suite's allocation, failure, store and bootstrap paths; the collectives on every path.
 asan_tests=(store_protocol_test store_test store_limits_test store_auth_test units_test deadline_test plan_test
   api_test failure_test shrink_test hang_diagnosis_test metrics_test collectives_test)
-# What runs threads beside the caller's: the store's io thread and its clients, Work and abort()
-# from another thread, the failure detector and its verdicts, the metrics server, the SIGUSR1 dump.
-tsan_tests=(biased_mutex_test store_test store_limits_test store_auth_test api_test hang_diagnosis_test metrics_test failure_test)
+# What runs threads beside the caller's: the exec gate's lone and joining threads, the store's io
+# thread and its clients, Work and abort() from another thread, the failure detector and its
+# verdicts, the metrics server, the SIGUSR1 dump.
+tsan_tests=(biased_mutex_test exec_gate_test store_test store_limits_test store_auth_test api_test hang_diagnosis_test metrics_test failure_test)
 # -O1 -g1: line numbers for the reports at a fraction of a full build's time.
 common=(-DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -g1" "-DCMAKE_C_FLAGS=-O1 -g1" -DTIERCC_BUILD_BENCH=OFF
   -DTIERCC_WITH_TORCH=OFF -DTIERCC_WITH_CUDA=OFF)
