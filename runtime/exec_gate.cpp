@@ -5,20 +5,16 @@
 
 namespace tiercc {
 
-ExecGate::ExecGate() : biased_(membarrier::registerProcess()), shared_(!biased_) {}
+// Where membarrier is not offered, a lone thread's plain stores could not be fenced: shared.
+ExecGate::ExecGate() : shared_(!membarrier::registerProcess()) {}
 
 bool ExecGate::enterSlowly() {
   if (!shared_.load(std::memory_order_acquire)) {
-    const std::thread::id me = std::this_thread::get_id();
     std::thread::id none;
-    if (owner_.compare_exchange_strong(none, me) || none == me) {  // the first thread: the gate is its own
-      alone_.store(true, std::memory_order_relaxed);
-      std::atomic_signal_fence(std::memory_order_seq_cst);
-      if (!shared_.load(std::memory_order_acquire)) return true;
-      leaveAlone();
-    } else {
-      share();
-    }
+    if (!owner_.compare_exchange_strong(none, std::this_thread::get_id()))
+      share();  // not the first thread
+    else if (tryEnterAlone())
+      return true;  // the first thread: the gate is its own
   }
   if (tryEnter()) return false;
   std::unique_lock<std::mutex> lock(mutex_);
@@ -31,15 +27,14 @@ bool ExecGate::enterSlowly() {
 }
 
 // A second thread: marks the gate shared, then waits until the owner is outside. The fence
-// makes the mark seen by an owner that enters after it, or the owner's being inside seen here.
+// makes the mark seen by an owner that enters after it, or the owner's being inside seen here;
+// an owner that sees the mark wakes us as it leaves (leaveAlone).
 void ExecGate::share() {
   std::unique_lock<std::mutex> lock(mutex_);
   if (shared_.load(std::memory_order_relaxed)) return;  // another thread did
   shared_.store(true, std::memory_order_release);
-  waiters_.fetch_add(1);
   membarrier::fenceEveryRegisteredProcess();
   idle_.wait(lock, [&] { return !alone_.load(std::memory_order_acquire); });
-  waiters_.fetch_sub(1);
 }
 
 bool ExecGate::waitIdle(std::chrono::milliseconds limit) {

@@ -54,13 +54,17 @@ class ExecGate {
   /// Returns true if it entered the lone thread's way.
   bool enter() {
     if (!shared_.load(std::memory_order_relaxed) &&
-        owner_.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
-      alone_.store(true, std::memory_order_relaxed);
-      std::atomic_signal_fence(std::memory_order_seq_cst);  // the CPU's order comes from share()'s membarrier
-      if (!shared_.load(std::memory_order_acquire)) return true;
-      leaveAlone();  // turned shared meanwhile: out again, and in the shared way
-    }
+        owner_.load(std::memory_order_relaxed) == std::this_thread::get_id() && tryEnterAlone())
+      return true;
     return enterSlowly();
+  }
+  /// The owner's way in; false (and outside again) if the gate turned shared meanwhile.
+  bool tryEnterAlone() {
+    alone_.store(true, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // the CPU's order comes from share()'s membarrier
+    if (!shared_.load(std::memory_order_acquire)) return true;
+    leaveAlone();
+    return false;
   }
   void leaveAlone() {
     alone_.store(false, std::memory_order_release);  // release: what the operation wrote
@@ -79,12 +83,11 @@ class ExecGate {
   }
   void wake();
 
-  const bool biased_;                   // membarrier is offered: a lone thread may use plain stores
-  std::atomic<bool> shared_;            // a second thread has entered (for good)
+  std::atomic<bool> shared_;            // a second thread has entered (for good), or no membarrier
   std::atomic<std::thread::id> owner_;  // the first thread that entered
   std::atomic<bool> alone_{false};      // the owner is inside, the lone thread's way
   std::atomic<bool> running_{false};    // someone is inside, the shared way
-  std::atomic<int> waiters_{0};         // threads waiting in the mutex's condition variable
+  std::atomic<int> waiters_{0};         // threads waiting to enter, or in waitIdle()
   std::mutex mutex_;
   std::condition_variable idle_;
 };

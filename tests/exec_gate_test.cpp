@@ -9,7 +9,6 @@
 #include <atomic>
 #include <cstdint>
 #include <thread>
-#include <vector>
 
 #include "core/membarrier.hpp"
 
